@@ -1,0 +1,375 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Object remembers one JSON object exactly as it was read: every key, in order, with its raw
+// value. Other ARO-HCP components own most fields of the documents hcpsched writes, so each
+// struct level hcpsched decodes embeds an Object and is encoded through it: keys the struct
+// does not declare pass through byte-for-byte, and declared keys whose value did not change
+// keep their original bytes (a foreign timestamp with seven fractional digits stays as it was).
+type Object struct {
+	keys []string
+	raw  map[string]json.RawMessage
+}
+
+// Unknown returns the raw value of a key the owning struct does not declare, if present.
+func (o *Object) Unknown(key string) (json.RawMessage, bool) {
+	v, ok := o.raw[key]
+	return v, ok
+}
+
+// SetUnknown sets or replaces a key the owning struct does not declare. Tests and migration
+// code use it; controllers change only declared fields.
+func (o *Object) SetUnknown(key string, value json.RawMessage) {
+	if o.raw == nil {
+		o.raw = map[string]json.RawMessage{}
+	}
+	if _, ok := o.raw[key]; !ok {
+		o.keys = append(o.keys, key)
+	}
+	o.raw[key] = value
+}
+
+// clone returns a deep copy; raw values are immutable once read, so sharing their backing
+// arrays is safe.
+func (o Object) clone() Object {
+	c := Object{keys: append([]string(nil), o.keys...)}
+	if o.raw != nil {
+		c.raw = make(map[string]json.RawMessage, len(o.raw))
+		for k, v := range o.raw {
+			c.raw[k] = v
+		}
+	}
+	return c
+}
+
+var objectType = reflect.TypeFor[Object]()
+
+type structField struct {
+	index     int
+	name      string
+	omitEmpty bool
+	omitZero  bool
+}
+
+type structInfo struct {
+	objectIndex int
+	fields      []structField
+	byName      map[string]int
+}
+
+var structInfos sync.Map // reflect.Type -> *structInfo
+
+func infoFor(t reflect.Type) *structInfo {
+	if v, ok := structInfos.Load(t); ok {
+		return v.(*structInfo)
+	}
+	info := &structInfo{objectIndex: -1, byName: map[string]int{}}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type == objectType {
+			info.objectIndex = i
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		sf := structField{index: i, name: name}
+		for _, o := range strings.Split(opts, ",") {
+			switch o {
+			case "omitempty":
+				sf.omitEmpty = true
+			case "omitzero":
+				sf.omitZero = true
+			}
+		}
+		info.byName[name] = len(info.fields)
+		info.fields = append(info.fields, sf)
+	}
+	if info.objectIndex < 0 {
+		panic(fmt.Sprintf("api: %s does not embed api.Object", t))
+	}
+	structInfos.Store(t, info)
+	return info
+}
+
+// decodeObject fills the struct pointed to by ptr from a JSON object, one level deep: each
+// declared field is decoded by encoding/json (so nested levels use their own UnmarshalJSON),
+// and the whole object is remembered in the struct's Object.
+func decodeObject(data []byte, ptr any) error {
+	v := reflect.ValueOf(ptr).Elem()
+	info := infoFor(v.Type())
+	keys, raw, err := splitObject(data)
+	if err != nil {
+		return err
+	}
+	if raw == nil { // JSON null: leave the zero value, remember nothing
+		return nil
+	}
+	for _, key := range keys {
+		i, ok := info.byName[key]
+		if !ok {
+			continue
+		}
+		f := info.fields[i]
+		if err := json.Unmarshal(raw[key], v.Field(f.index).Addr().Interface()); err != nil {
+			return fmt.Errorf("field %q: %w", key, err)
+		}
+	}
+	v.Field(info.objectIndex).Set(reflect.ValueOf(Object{keys: keys, raw: raw}))
+	return nil
+}
+
+// splitObject returns the keys of a JSON object in document order and their compacted raw
+// values. A duplicate key keeps its last value, as encoding/json does.
+func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, err
+	}
+	if tok == nil {
+		return nil, nil, nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, fmt.Errorf("expected a JSON object, found %s", describeToken(tok))
+	}
+	var keys []string
+	raw := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key := tok.(string) // the decoder guarantees object keys are strings
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, nil, fmt.Errorf("field %q: %w", key, err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, value); err != nil {
+			return nil, nil, fmt.Errorf("field %q: %w", key, err)
+		}
+		if _, seen := raw[key]; !seen {
+			keys = append(keys, key)
+		}
+		raw[key] = compact.Bytes()
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	if dec.More() {
+		return nil, nil, errors.New("unexpected data after the JSON object")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, nil, errors.New("unexpected data after the JSON object")
+	}
+	return keys, raw, nil
+}
+
+func describeToken(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		return "'" + t.String() + "'"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	default:
+		return fmt.Sprintf("%v", t)
+	}
+}
+
+// encodeObject writes the struct pointed to by ptr as a JSON object: first the keys it was
+// read with, in their original order, then declared fields that are new. A declared field
+// whose value is semantically unchanged keeps its original bytes; one that is now empty and
+// marked omitempty/omitzero disappears, as encoding/json would omit it.
+func encodeObject(ptr any) ([]byte, error) {
+	v := reflect.ValueOf(ptr).Elem()
+	info := infoFor(v.Type())
+	obj := v.Field(info.objectIndex).Interface().(Object)
+
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	first := true
+	write := func(key string, value []byte) {
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		k, _ := json.Marshal(key)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(value)
+	}
+	declared := func(f structField) ([]byte, bool, error) {
+		fv := v.Field(f.index)
+		if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && fv.IsZero()) {
+			return nil, false, nil
+		}
+		b, err := json.Marshal(fv.Interface())
+		if err != nil {
+			return nil, false, fmt.Errorf("field %q: %w", f.name, err)
+		}
+		return b, true, nil
+	}
+	for _, key := range obj.keys {
+		i, ok := info.byName[key]
+		if !ok {
+			write(key, obj.raw[key])
+			continue
+		}
+		b, present, err := declared(info.fields[i])
+		if err != nil {
+			return nil, err
+		}
+		if !present {
+			// Still present if the original said the same thing (for example "[]" for an
+			// omitempty list): dropping it would change the document for its other readers.
+			if b, _ := json.Marshal(v.Field(info.fields[i].index).Interface()); jsonEqual(b, obj.raw[key]) {
+				write(key, obj.raw[key])
+			}
+			continue
+		}
+		if jsonEqual(b, obj.raw[key]) {
+			b = obj.raw[key]
+		}
+		write(key, b)
+	}
+	for _, f := range info.fields {
+		if _, had := obj.raw[f.name]; had {
+			continue
+		}
+		b, present, err := declared(f)
+		if err != nil {
+			return nil, err
+		}
+		if present {
+			write(f.name, b)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Interface, reflect.Pointer:
+		return v.IsNil()
+	}
+	return false
+}
+
+// jsonEqual reports whether two JSON texts mean the same value. Numbers compare by their
+// decimal text so that large integers are not rounded through float64. Timestamps compare
+// by instant when both sides are RFC 3339 strings, so a re-encoded foreign time that did
+// not change keeps its original spelling.
+func jsonEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	va, errA := decodeAny(a)
+	vb, errB := decodeAny(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	return valuesEqual(va, vb)
+}
+
+func decodeAny(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+func valuesEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !valuesEqual(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !valuesEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && sameNumber(x, y)
+	case string:
+		y, ok := b.(string)
+		if !ok {
+			return false
+		}
+		return x == y || sameInstant(x, y)
+	default:
+		return a == b
+	}
+}
+
+// sameNumber compares exactly, so 1.0 equals 1 but two large integers that round to the
+// same float64 stay different.
+func sameNumber(x, y json.Number) bool {
+	if x == y {
+		return true
+	}
+	rx, okX := new(big.Rat).SetString(string(x))
+	ry, okY := new(big.Rat).SetString(string(y))
+	return okX && okY && rx.Cmp(ry) == 0
+}
+
+// sameInstant reports whether two strings are RFC 3339 spellings of one instant.
+func sameInstant(x, y string) bool {
+	tx, errX := time.Parse(time.RFC3339Nano, x)
+	ty, errY := time.Parse(time.RFC3339Nano, y)
+	return errX == nil && errY == nil && tx.Equal(ty)
+}

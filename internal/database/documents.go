@@ -1,0 +1,77 @@
+package database
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+)
+
+// DecodeItem decodes a stored item into a typed document.
+func DecodeItem[P any](item Item) (*api.Document[P], error) {
+	return api.Decode[P](item.Body)
+}
+
+// Get point-reads a typed document by resource ID.
+func Get[P any](ctx context.Context, c Container, partitionKey, resourceID string) (*api.Document[P], error) {
+	item, err := c.Get(ctx, partitionKey, api.CosmosID(resourceID))
+	if err != nil {
+		return nil, err
+	}
+	return DecodeItem[P](item)
+}
+
+// Create stores a new typed document (instanceVersion 1) and returns what was stored.
+func Create[P any](ctx context.Context, c Container, doc *api.Document[P]) (*api.Document[P], error) {
+	doc.PrepareCreate()
+	body, err := api.Encode(doc)
+	if err != nil {
+		return nil, err
+	}
+	item, err := c.Create(ctx, doc.PartitionKey, body)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeItem[P](item)
+}
+
+// Replace writes doc back under If-Match on the _etag it was read with, bumping
+// instanceVersion. doc must be the caller's own copy (see api.Document.DeepCopy); it is
+// stamped in place.
+func Replace[P any](ctx context.Context, c Container, doc *api.Document[P]) (*api.Document[P], error) {
+	if doc.ETag == "" {
+		return nil, &OpError{Op: "replace", Container: c.Name(), ID: doc.ID, PartitionKey: doc.PartitionKey, Kind: ErrIfMatchRequired}
+	}
+	doc.PrepareReplace()
+	body, err := api.Encode(doc)
+	if err != nil {
+		return nil, err
+	}
+	item, err := c.Replace(ctx, doc.PartitionKey, doc.ID, body, doc.ETag)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeItem[P](item)
+}
+
+// SoftDelete deletes the way ARO-HCP does: deletionTimestamp, a short ttl and a bumped
+// instanceVersion, written under If-Match on the item as read, so that change-feed
+// readers see the delete before Cosmos expires the document. Every field is kept.
+func SoftDelete(ctx context.Context, c Container, item Item, now time.Time) (Item, error) {
+	doc, err := DecodeItem[api.RawProperties](item)
+	if err != nil {
+		return Item{}, fmt.Errorf("soft delete %s/%s: %w", c.Name(), item.ID, err)
+	}
+	if item.ETag == "" {
+		return Item{}, &OpError{Op: "soft delete", Container: c.Name(), ID: item.ID, PartitionKey: item.PartitionKey, Kind: ErrIfMatchRequired}
+	}
+	doc.ETag = item.ETag
+	doc.MarkDeleted(now)
+	doc.PrepareReplace()
+	body, err := api.Encode(doc)
+	if err != nil {
+		return Item{}, err
+	}
+	return c.Replace(ctx, item.PartitionKey, item.ID, body, item.ETag)
+}

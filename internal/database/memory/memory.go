@@ -1,0 +1,423 @@
+// Package memory is an in-process database.Store with Cosmos semantics: etags, 404/409/412,
+// atomic batches, ttl expiry and a change feed with continuations. Unit tests use it;
+// it passes the same conformance suite as the Cosmos store.
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// Store holds containers in memory. The zero value is not usable; call New.
+type Store struct {
+	now func() time.Time
+
+	mu         sync.Mutex
+	containers map[string]*Container
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock replaces time.Now, for ttl and change-feed time tests.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// New returns an empty store.
+func New(opts ...Option) *Store {
+	s := &Store{now: time.Now, containers: map[string]*Container{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Container returns the named container, creating it on first use.
+func (s *Store) Container(name string) database.Container {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[name]
+	if !ok {
+		c = &Container{name: name, now: s.now, partitions: map[string]map[string]*entry{}}
+		s.containers[name] = c
+	}
+	return c
+}
+
+type entry struct {
+	id, partitionKey string
+	etag             string
+	body             []byte
+	ts               int64
+	lsn              int64
+	expiresAt        int64 // unix seconds; 0 = never
+}
+
+func (e *entry) item() database.Item {
+	return database.Item{ID: e.id, PartitionKey: e.partitionKey, ETag: e.etag, Body: append([]byte(nil), e.body...)}
+}
+
+// Container is one in-memory container. All methods are safe for concurrent use.
+type Container struct {
+	name string
+	now  func() time.Time
+
+	mu         sync.Mutex
+	lsn        int64
+	partitions map[string]map[string]*entry
+}
+
+var _ database.Container = (*Container)(nil)
+
+func (c *Container) Name() string { return c.name }
+
+func (c *Container) opError(op, pk, id string, status int, err error) error {
+	kind := database.KindForStatus(status)
+	if err == nil {
+		err = kind
+	}
+	return &database.OpError{Op: op, Container: c.name, PartitionKey: pk, ID: id, StatusCode: status, Kind: kind, Err: err}
+}
+
+// lookup returns a live entry, dropping it first if its ttl has passed. Callers hold mu.
+func (c *Container) lookup(pk, id string) *entry {
+	e := c.partitions[pk][id]
+	if e != nil && e.expiresAt != 0 && c.now().Unix() >= e.expiresAt {
+		delete(c.partitions[pk], id)
+		return nil
+	}
+	return e
+}
+
+func (c *Container) Get(ctx context.Context, pk, id string) (database.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return database.Item{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.lookup(pk, id)
+	if e == nil {
+		return database.Item{}, c.opError("get", pk, id, http.StatusNotFound, nil)
+	}
+	return e.item(), nil
+}
+
+func (c *Container) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return database.Item{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, status, err := c.stage(c.partitions, pk, "", body, false)
+	if err != nil {
+		return database.Item{}, c.opError("create", pk, e.id, status, err)
+	}
+	c.commit(e)
+	return e.item(), nil
+}
+
+func (c *Container) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+	if ifMatch == "" {
+		return database.Item{}, &database.OpError{Op: "replace", Container: c.name, PartitionKey: pk, ID: id, Kind: database.ErrIfMatchRequired}
+	}
+	if err := ctx.Err(); err != nil {
+		return database.Item{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.lookup(pk, id)
+	if cur == nil {
+		return database.Item{}, c.opError("replace", pk, id, http.StatusNotFound, nil)
+	}
+	if cur.etag != ifMatch {
+		return database.Item{}, c.opError("replace", pk, id, http.StatusPreconditionFailed, nil)
+	}
+	e, status, err := c.stage(c.partitions, pk, id, body, true)
+	if err != nil {
+		return database.Item{}, c.opError("replace", pk, id, status, err)
+	}
+	c.commit(e)
+	return e.item(), nil
+}
+
+func (c *Container) Delete(ctx context.Context, pk, id, ifMatch string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.lookup(pk, id)
+	if cur == nil {
+		return c.opError("delete", pk, id, http.StatusNotFound, nil)
+	}
+	if ifMatch != "" && cur.etag != ifMatch {
+		return c.opError("delete", pk, id, http.StatusPreconditionFailed, nil)
+	}
+	delete(c.partitions[pk], id)
+	return nil
+}
+
+// stage validates a write and builds the entry it would store, without storing it.
+// replace selects Replace semantics (the id must match and exist) over Create's.
+func (c *Container) stage(parts map[string]map[string]*entry, pk, id string, body []byte, replace bool) (*entry, int, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(body, &doc); err != nil || doc == nil {
+		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body is not a JSON object")
+	}
+	var docID string
+	if err := json.Unmarshal(doc["id"], &docID); err != nil || docID == "" {
+		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body has no string id")
+	}
+	if replace && docID != id {
+		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body id %q does not match %q", docID, id)
+	}
+	var docPK string
+	if raw, ok := doc["partitionKey"]; !ok || json.Unmarshal(raw, &docPK) != nil || docPK != pk {
+		return &entry{id: docID}, http.StatusBadRequest, fmt.Errorf("body partitionKey does not match the request's %q", pk)
+	}
+	if !replace && c.lookupIn(parts, pk, docID) != nil {
+		return &entry{id: docID}, http.StatusConflict, database.ErrConflict
+	}
+	now := c.now()
+	lsn := c.lsn + 1
+	e := &entry{id: docID, partitionKey: pk, ts: now.Unix(), lsn: lsn}
+	e.etag = fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", len(c.name), lsn)
+	if raw, ok := doc["ttl"]; ok {
+		var ttl int64
+		if err := json.Unmarshal(raw, &ttl); err != nil {
+			return e, http.StatusBadRequest, fmt.Errorf("ttl is not an integer")
+		}
+		if ttl > 0 {
+			e.expiresAt = e.ts + ttl
+		}
+	}
+	doc["_etag"], _ = json.Marshal(e.etag)
+	doc["_ts"] = json.RawMessage(strconv.FormatInt(e.ts, 10))
+	doc["_rid"], _ = json.Marshal(fmt.Sprintf("mem%d", lsn))
+	doc["_self"], _ = json.Marshal(fmt.Sprintf("dbs/memory/colls/%s/docs/%s/", c.name, docID))
+	doc["_attachments"] = json.RawMessage(`"attachments/"`)
+	e.body, _ = json.Marshal(doc)
+	return e, 0, nil
+}
+
+func (c *Container) lookupIn(parts map[string]map[string]*entry, pk, id string) *entry {
+	e := parts[pk][id]
+	if e != nil && e.expiresAt != 0 && c.now().Unix() >= e.expiresAt {
+		return nil
+	}
+	return e
+}
+
+func (c *Container) commit(e *entry) {
+	c.commitTo(c.partitions, e)
+	c.lsn = e.lsn
+}
+
+func (c *Container) commitTo(parts map[string]map[string]*entry, e *entry) {
+	p := parts[e.partitionKey]
+	if p == nil {
+		p = map[string]*entry{}
+		parts[e.partitionKey] = p
+	}
+	p[e.id] = e
+}
+
+func (c *Container) List(ctx context.Context, opts database.ListOptions) iter.Seq2[database.Item, error] {
+	return func(yield func(database.Item, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(database.Item{}, err)
+			return
+		}
+		c.mu.Lock()
+		var items []database.Item
+		for pk, part := range c.partitions {
+			if opts.PartitionKey != "" && pk != opts.PartitionKey {
+				continue
+			}
+			for id := range part {
+				e := c.lookup(pk, id)
+				if e == nil || !strings.EqualFold(resourceType(e.body), opts.ResourceType) {
+					continue
+				}
+				items = append(items, e.item())
+			}
+		}
+		c.mu.Unlock()
+		sort.Slice(items, func(i, j int) bool {
+			if items[i].PartitionKey != items[j].PartitionKey {
+				return items[i].PartitionKey < items[j].PartitionKey
+			}
+			return items[i].ID < items[j].ID
+		})
+		for _, it := range items {
+			if !yield(it, nil) {
+				return
+			}
+		}
+	}
+}
+
+func resourceType(body []byte) string {
+	var env struct {
+		ResourceType string `json:"resourceType"`
+	}
+	_ = json.Unmarshal(body, &env)
+	return env.ResourceType
+}
+
+func (c *Container) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Work on a copy of the partition so that a failing operation leaves nothing behind.
+	staged := map[string]map[string]*entry{pk: {}}
+	for id := range c.partitions[pk] {
+		if e := c.lookup(pk, id); e != nil {
+			staged[pk][id] = e
+		}
+	}
+	saved := c.lsn
+	results := make([]database.BatchResult, 0, len(ops))
+	fail := func(i, status int) ([]database.BatchResult, error) {
+		c.lsn = saved
+		return nil, &database.OpError{Op: "batch", Container: c.name, PartitionKey: pk, StatusCode: status,
+			Kind: database.KindForStatus(status), Err: &database.BatchError{Index: i, StatusCode: status, Kind: database.KindForStatus(status)}}
+	}
+	for i, op := range ops {
+		switch op.Kind {
+		case database.BatchCreate, database.BatchReplace:
+			replace := op.Kind == database.BatchReplace
+			if replace {
+				if op.IfMatch == "" {
+					return nil, &database.OpError{Op: "batch", Container: c.name, PartitionKey: pk, ID: op.ID, Kind: database.ErrIfMatchRequired}
+				}
+				cur := staged[pk][op.ID]
+				if cur == nil {
+					return fail(i, http.StatusNotFound)
+				}
+				if cur.etag != op.IfMatch {
+					return fail(i, http.StatusPreconditionFailed)
+				}
+			}
+			e, status, err := c.stage(staged, pk, op.ID, op.Body, replace)
+			if err != nil || status != 0 {
+				if status == 0 {
+					status = http.StatusBadRequest
+				}
+				return fail(i, status)
+			}
+			c.lsn = e.lsn
+			c.commitTo(staged, e)
+			status = http.StatusCreated
+			if replace {
+				status = http.StatusOK
+			}
+			results = append(results, database.BatchResult{StatusCode: status, ETag: e.etag, Body: append([]byte(nil), e.body...)})
+		case database.BatchRead:
+			cur := staged[pk][op.ID]
+			if cur == nil {
+				return fail(i, http.StatusNotFound)
+			}
+			results = append(results, database.BatchResult{StatusCode: http.StatusOK, ETag: cur.etag, Body: append([]byte(nil), cur.body...)})
+		case database.BatchDelete:
+			cur := staged[pk][op.ID]
+			if cur == nil {
+				return fail(i, http.StatusNotFound)
+			}
+			if op.IfMatch != "" && cur.etag != op.IfMatch {
+				return fail(i, http.StatusPreconditionFailed)
+			}
+			delete(staged[pk], op.ID)
+			results = append(results, database.BatchResult{StatusCode: http.StatusNoContent})
+		default:
+			return nil, fmt.Errorf("batch operation %d: unknown kind %q", i, op.Kind)
+		}
+	}
+	c.partitions[pk] = staged[pk]
+	return results, nil
+}
+
+// The memory store has one feed range covering the whole key space, as the emulator has.
+var wholeRange = database.FeedRange{MinInclusive: "", MaxExclusive: "FF"}
+
+func (c *Container) FeedRanges(ctx context.Context) ([]database.FeedRange, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return []database.FeedRange{wholeRange}, nil
+}
+
+// continuation is the memory feed's position: the last sequence number delivered.
+const continuationPrefix = "memory-lsn:"
+
+func parseContinuation(s string) (int64, error) {
+	rest, ok := strings.CutPrefix(s, continuationPrefix)
+	if !ok {
+		return 0, fmt.Errorf("continuation %q was not issued by the memory store", s)
+	}
+	return strconv.ParseInt(rest, 10, 64)
+}
+
+func (c *Container) ChangeFeed(ctx context.Context, opts database.ChangeFeedOptions) (database.ChangeFeedPage, error) {
+	if err := ctx.Err(); err != nil {
+		return database.ChangeFeedPage{}, err
+	}
+	if opts.FeedRange != nil && opts.PartitionKey != "" {
+		return database.ChangeFeedPage{}, errors.New("change feed: set a feed range or a partition key, not both")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var after int64
+	var since int64 = -1
+	switch {
+	case opts.Continuation != "":
+		lsn, err := parseContinuation(opts.Continuation)
+		if err != nil {
+			return database.ChangeFeedPage{}, &database.OpError{Op: "change feed", Container: c.name, StatusCode: http.StatusBadRequest, Err: err}
+		}
+		after = lsn
+	case opts.Start == database.FromNow:
+		after = c.lsn
+	case opts.Start == database.FromTime:
+		since = opts.StartTime.Unix()
+	}
+	var changed []*entry
+	for pk, part := range c.partitions {
+		if opts.PartitionKey != "" && pk != opts.PartitionKey {
+			continue
+		}
+		for id := range part {
+			e := c.lookup(pk, id)
+			if e != nil && e.lsn > after && e.ts >= since {
+				changed = append(changed, e)
+			}
+		}
+	}
+	sort.Slice(changed, func(i, j int) bool { return changed[i].lsn < changed[j].lsn })
+	if opts.MaxItemCount > 0 && len(changed) > opts.MaxItemCount {
+		changed = changed[:opts.MaxItemCount]
+	}
+	page := database.ChangeFeedPage{NotModified: len(changed) == 0}
+	last := after
+	if since >= 0 && len(changed) == 0 {
+		last = c.lsn
+	}
+	for _, e := range changed {
+		page.Items = append(page.Items, e.item())
+		last = e.lsn
+	}
+	page.Continuation = continuationPrefix + strconv.FormatInt(last, 10)
+	return page, nil
+}

@@ -1,0 +1,15 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/conformance"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+)
+
+func TestConformance(t *testing.T) {
+	conformance.Run(t, func(t *testing.T) database.Container {
+		return memory.New().Container(t.Name())
+	})
+}
