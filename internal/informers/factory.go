@@ -1,0 +1,313 @@
+package informers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// Defaults for Options, defined once.
+const (
+	DefaultPollInterval = time.Second
+	DefaultRelistPeriod = 30 * time.Minute
+	DefaultRelistJitter = 0.2
+	DefaultPageSize     = 1000
+	// DefaultStartMargin moves the feed's starting point back so that a client clock
+	// running ahead of Cosmos's cannot skip a change; replays are dropped by the
+	// instanceVersion gate.
+	DefaultStartMargin = 5 * time.Second
+)
+
+// Options tune the informers. Zero values take the defaults above.
+type Options struct {
+	PollInterval time.Duration
+	RelistPeriod time.Duration
+	// RelistJitter adds up to this fraction of RelistPeriod, at random, to each relist.
+	RelistJitter float64
+	PageSize     int
+	StartMargin  time.Duration
+	Logger       *slog.Logger
+	Registerer   prometheus.Registerer
+}
+
+func (o Options) withDefaults() Options {
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.RelistPeriod <= 0 {
+		o.RelistPeriod = DefaultRelistPeriod
+	}
+	if o.RelistJitter <= 0 {
+		o.RelistJitter = DefaultRelistJitter
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.StartMargin <= 0 {
+		o.StartMargin = DefaultStartMargin
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
+	}
+	return o
+}
+
+// Factory owns the pumps (one per container) and the informers fed by them.
+type Factory struct {
+	store   database.Store
+	opts    Options
+	metrics *metrics
+	created time.Time
+
+	mu        sync.Mutex
+	pumps     map[string]*Pump
+	informers map[string]cache.SharedIndexInformer // by container + "|" + lowercased type
+	started   bool
+}
+
+// NewFactory prepares informers over store. Nothing runs until Start.
+func NewFactory(store database.Store, opts Options) (*Factory, error) {
+	opts = opts.withDefaults()
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("informer metrics: %w", err)
+	}
+	return &Factory{
+		store: store, opts: opts, metrics: m, created: time.Now(),
+		pumps: map[string]*Pump{}, informers: map[string]cache.SharedIndexInformer{},
+	}, nil
+}
+
+// Informer is a typed view of a shared informer.
+type Informer[P any] struct {
+	cache.SharedIndexInformer
+	resourceType string
+}
+
+// Lister reads the informer's cache.
+func (i *Informer[P]) Lister() *Lister[P] {
+	return &Lister[P]{indexer: i.GetIndexer(), resourceType: i.resourceType}
+}
+
+// Register returns the informer for a resource type in a container, creating it (and the
+// container's pump) on first use. Register before Start.
+func Register[P any](f *Factory, container, resourceType string, indexers cache.Indexers) *Informer[P] {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := container + "|" + strings.ToLower(resourceType)
+	if inf, ok := f.informers[id]; ok {
+		return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType}
+	}
+	if f.started {
+		panic(fmt.Sprintf("informers: %s registered after Start", id))
+	}
+	pump, ok := f.pumps[container]
+	if !ok {
+		pump = newPump(f.store.Container(container), f.opts, f.metrics, f.created.Add(-f.opts.StartMargin))
+		f.pumps[container] = pump
+	}
+	reg := &registration{resourceType: resourceType, decode: decoder[P](resourceType)}
+	pump.register(reg)
+	lw := &listWatch{pump: pump, reg: reg}
+	if indexers == nil {
+		indexers = cache.Indexers{}
+	}
+	inf := cache.NewSharedIndexInformer(lw, &Object[P]{}, 0, indexers)
+	f.informers[id] = inf
+	return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType}
+}
+
+func decoder[P any](resourceType string) func(database.Item) (decodedItem, error) {
+	return func(item database.Item) (decodedItem, error) {
+		d, err := database.DecodeItem[P](item)
+		if err != nil {
+			return decodedItem{}, err
+		}
+		rid, err := d.ParsedResourceID()
+		if err != nil {
+			return decodedItem{}, err
+		}
+		return decodedItem{obj: newObject(d, rid), key: rid.Key(), version: d.InstanceVersion(), deleted: d.IsDeleted(), ts: d.Timestamp}, nil
+	}
+}
+
+// Start runs every pump and informer until ctx ends.
+func (f *Factory) Start(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.started {
+		return
+	}
+	f.started = true
+	for _, p := range f.pumps {
+		go p.Run(ctx)
+	}
+	for _, inf := range f.informers {
+		go inf.Run(ctx.Done())
+	}
+}
+
+// WaitForCacheSync blocks until every informer has listed once, or ctx ends.
+func (f *Factory) WaitForCacheSync(ctx context.Context) bool {
+	return cache.WaitForCacheSync(ctx.Done(), f.syncedFuncs()...)
+}
+
+// HasSynced reports whether every informer has listed once (for /readyz).
+func (f *Factory) HasSynced() bool {
+	for _, s := range f.syncedFuncs() {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Factory) syncedFuncs() []cache.InformerSynced {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []cache.InformerSynced
+	for _, inf := range f.informers {
+		out = append(out, inf.HasSynced)
+	}
+	return out
+}
+
+// listWatch connects client-go's reflector to a pump registration.
+type listWatch struct {
+	pump *Pump
+	reg  *registration
+}
+
+// List subscribes a new watch first and lists second, so every change after the list's
+// snapshot reaches the watch; changes the list already holds are dropped by version.
+func (lw *listWatch) List(options metav1.ListOptions) (runtime.Object, error) {
+	w := newWatcher()
+	lw.reg.subscribe(w)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	list := &metav1.List{}
+	container := lw.pump.container
+	for item, err := range container.List(ctx, database.ListOptions{ResourceType: lw.reg.resourceType}) {
+		if err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("listing %s in %s: %w", lw.reg.resourceType, container.Name(), err)
+		}
+		d, err := lw.reg.decode(item)
+		if err != nil {
+			lw.pump.malformed(lw.reg.resourceType, item, err)
+			continue
+		}
+		w.listed(d.key, d.version)
+		if d.deleted {
+			continue
+		}
+		list.Items = append(list.Items, runtime.RawExtension{Object: d.obj})
+	}
+	lw.pump.metrics.relists.WithLabelValues(container.Name(), lw.reg.resourceType).Inc()
+	return list, nil
+}
+
+func (lw *listWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	w := lw.reg.takePending()
+	if w == nil {
+		// A watch without a preceding list could miss changes: ask for a relist instead.
+		w = newWatcher()
+		w.expire()
+		return w, nil
+	}
+	timer := time.AfterFunc(lw.pump.relistAfter(), w.expire)
+	go func() {
+		<-w.stop
+		timer.Stop()
+	}()
+	return w, nil
+}
+
+// Resource types of the caches the binaries use, with their indexes.
+const (
+	// IndexByCluster maps clusters and their SPCs to the lowercased cluster resource ID.
+	IndexByCluster = "byCluster"
+	// IndexByProvisionShard maps MCs to their lowercased CS provision shard path.
+	IndexByProvisionShard = "byProvisionShard"
+	// IndexByPendingCluster maps scheduling documents to each cluster they hold a
+	// reservation for (lowercased).
+	IndexByPendingCluster = "byPendingCluster"
+)
+
+func indexByAncestor[P any](resourceType string) cache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		d, ok := DocumentOf[P](obj)
+		if !ok {
+			return nil, nil
+		}
+		rid, err := d.ParsedResourceID()
+		if err != nil {
+			return nil, nil
+		}
+		if a, ok := rid.Ancestor(resourceType); ok {
+			return []string{a.Key()}, nil
+		}
+		return nil, nil
+	}
+}
+
+// Clusters is the HCPOpenShiftCluster informer.
+func Clusters(f *Factory) *Informer[api.ClusterProperties] {
+	return Register[api.ClusterProperties](f, api.ResourcesContainer, api.ClusterResourceType, cache.Indexers{
+		IndexByCluster: indexByAncestor[api.ClusterProperties](api.ClusterResourceType),
+	})
+}
+
+// ServiceProviderClusters is the SPC informer.
+func ServiceProviderClusters(f *Factory) *Informer[api.ServiceProviderClusterProperties] {
+	return Register[api.ServiceProviderClusterProperties](f, api.ResourcesContainer, api.ServiceProviderClusterResourceType, cache.Indexers{
+		IndexByCluster: indexByAncestor[api.ServiceProviderClusterProperties](api.ClusterResourceType),
+	})
+}
+
+// ManagementClusters is the MC informer.
+func ManagementClusters(f *Factory) *Informer[api.ManagementClusterProperties] {
+	return Register[api.ManagementClusterProperties](f, api.FleetContainer, api.ManagementClusterResourceType, cache.Indexers{
+		IndexByProvisionShard: func(obj any) ([]string, error) {
+			d, ok := DocumentOf[api.ManagementClusterProperties](obj)
+			if !ok || d.Properties.Status == nil || d.Properties.Status.ClusterServiceProvisionShardID == "" {
+				return nil, nil
+			}
+			return []string{strings.ToLower(d.Properties.Status.ClusterServiceProvisionShardID)}, nil
+		},
+	})
+}
+
+// ManagementClusterSchedulings is the scheduling-document informer.
+func ManagementClusterSchedulings(f *Factory) *Informer[api.ManagementClusterSchedulingProperties] {
+	return Register[api.ManagementClusterSchedulingProperties](f, api.FleetContainer, api.ManagementClusterSchedulingResourceType, cache.Indexers{
+		IndexByPendingCluster: func(obj any) ([]string, error) {
+			d, ok := DocumentOf[api.ManagementClusterSchedulingProperties](obj)
+			if !ok || d.Properties.Status == nil {
+				return nil, nil
+			}
+			var keys []string
+			for _, id := range d.Properties.Status.PendingAssignedClusters {
+				if id != "" {
+					keys = append(keys, KeyOf(id))
+				}
+			}
+			return keys, nil
+		},
+	})
+}

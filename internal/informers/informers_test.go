@@ -1,0 +1,331 @@
+package informers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/cosmos"
+	"github.com/hcpsched/hcpsched/internal/database/emulator"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/informers/informertest"
+)
+
+const pollInterval = 250 * time.Millisecond
+
+// stores are the implementations every informer test runs against.
+var stores = map[string]func(t *testing.T) database.Store{
+	"memory": func(t *testing.T) database.Store { return memory.New() },
+	"emulator": func(t *testing.T) database.Store {
+		emu := emulator.StartForTest(t)
+		client, err := cosmos.NewClient(cosmos.Config{Endpoint: emu.Endpoint, Key: emu.Key})
+		require.NoError(t, err)
+		s := cosmos.New(client, "informers")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, s.EnsureDatabase(ctx))
+		for _, c := range []string{api.ResourcesContainer, api.FleetContainer} {
+			require.NoError(t, s.EnsureContainer(ctx, c))
+		}
+		return s
+	},
+}
+
+// countingStore counts change-feed reads and can hide chosen items from the feed, to
+// play a feed that missed an event.
+type countingStore struct {
+	database.Store
+	feedReads atomic.Int64
+	mu        sync.Mutex
+	hide      map[string]bool
+}
+
+func (s *countingStore) Container(name string) database.Container {
+	return &countingContainer{Container: s.Store.Container(name), store: s}
+}
+
+func (s *countingStore) hideFromFeed(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hide == nil {
+		s.hide = map[string]bool{}
+	}
+	s.hide[id] = true
+}
+
+type countingContainer struct {
+	database.Container
+	store *countingStore
+}
+
+func (c *countingContainer) ChangeFeed(ctx context.Context, opts database.ChangeFeedOptions) (database.ChangeFeedPage, error) {
+	c.store.feedReads.Add(1)
+	page, err := c.Container.ChangeFeed(ctx, opts)
+	c.store.mu.Lock()
+	defer c.store.mu.Unlock()
+	kept := page.Items[:0]
+	for _, it := range page.Items {
+		if !c.store.hide[it.ID] {
+			kept = append(kept, it)
+		}
+	}
+	page.Items = kept
+	return page, err
+}
+
+type fixture struct {
+	store    *countingStore
+	factory  *informers.Factory
+	registry *prometheus.Registry
+	clusters *informers.Informer[api.ClusterProperties]
+	spcs     *informers.Informer[api.ServiceProviderClusterProperties]
+	updates  atomic.Int64
+}
+
+func start(t *testing.T, newStore func(t *testing.T) database.Store, relist time.Duration) *fixture {
+	t.Helper()
+	f := &fixture{store: &countingStore{Store: newStore(t)}, registry: prometheus.NewRegistry()}
+	var err error
+	f.factory, err = informers.NewFactory(f.store, informers.Options{PollInterval: pollInterval, RelistPeriod: relist, Registerer: f.registry})
+	require.NoError(t, err)
+	f.clusters = informers.Clusters(f.factory)
+	f.spcs = informers.ServiceProviderClusters(f.factory)
+	_, err = f.clusters.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, _ any) { f.updates.Add(1) }})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f.factory.Start(ctx)
+	require.True(t, f.factory.WaitForCacheSync(ctx))
+	return f
+}
+
+func clusterDoc(sub, name string) *api.Cluster {
+	rid := api.MustParseResourceID(fmt.Sprintf("/subscriptions/%s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/%s", sub, name))
+	return api.NewDocument(rid, sub, api.ClusterProperties{
+		ServiceProviderProperties: &api.ClusterServiceProviderProperties{ProvisioningState: "Accepted"},
+	})
+}
+
+func forEachStore(t *testing.T, fn func(t *testing.T, newStore func(t *testing.T) database.Store)) {
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) { fn(t, newStore) })
+	}
+}
+
+func TestChangesReachListerWithinTwoPolls(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func(t *testing.T) database.Store) {
+		f := start(t, newStore, time.Hour)
+		ctx := context.Background()
+		c := f.store.Container(api.ResourcesContainer)
+		lister := f.clusters.Lister()
+		within := 2 * pollInterval
+
+		created, err := database.Create(ctx, c, clusterDoc("sub-1", "Alpha"))
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool { _, err := lister.Get(created.ResourceID); return err == nil }, within, 5*time.Millisecond, "create")
+
+		update := created.DeepCopy()
+		update.Properties.ServiceProviderProperties.ProvisioningState = "Provisioning"
+		updated, err := database.Replace(ctx, c, update)
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool {
+			d, err := lister.Get(strings.ToUpper(created.ResourceID))
+			return err == nil && d.Properties.ServiceProviderProperties.ProvisioningState == "Provisioning"
+		}, within, 5*time.Millisecond, "update")
+
+		item, err := c.Get(ctx, updated.PartitionKey, updated.ID)
+		require.NoError(t, err)
+		_, err = database.SoftDelete(ctx, c, item, time.Now())
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool {
+			_, err := lister.Get(created.ResourceID)
+			return isNotFound(err)
+		}, within, 5*time.Millisecond, "soft delete")
+	})
+}
+
+func isNotFound(err error) bool { return errors.Is(err, database.ErrNotFound) }
+
+func TestRelistRepairsWhatTheFeedMissed(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func(t *testing.T) database.Store) {
+		f := start(t, newStore, 500*time.Millisecond)
+		ctx := context.Background()
+		c := f.store.Container(api.ResourcesContainer)
+		lister := f.clusters.Lister()
+
+		gone, err := database.Create(ctx, c, clusterDoc("sub-2", "gone"))
+		require.NoError(t, err)
+		missed, err := database.Create(ctx, c, clusterDoc("sub-2", "missed"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return len(lister.List()) == 2 }, 5*time.Second, 10*time.Millisecond)
+
+		// A hard delete never reaches the feed; an update the feed drops is lost too.
+		require.NoError(t, c.Delete(ctx, gone.PartitionKey, gone.ID, ""))
+		f.store.hideFromFeed(missed.ID)
+		upd := missed.DeepCopy()
+		upd.Properties.ServiceProviderProperties.ProvisioningState = "Succeeded"
+		_, err = database.Replace(ctx, c, upd)
+		require.NoError(t, err)
+
+		assert.Eventually(t, func() bool {
+			_, errGone := lister.Get(gone.ResourceID)
+			d, errMissed := lister.Get(missed.ResourceID)
+			return isNotFound(errGone) && errMissed == nil && d.Properties.ServiceProviderProperties.ProvisioningState == "Succeeded"
+		}, 10*time.Second, 20*time.Millisecond, "the periodic relist repairs the cache")
+		assert.GreaterOrEqual(t, testutil.ToFloat64(f.registryCounter(t, "hcpsched_informer_relists_total")), 2.0)
+	})
+}
+
+// A relist that finds nothing new fires no update events: instanceVersion is the
+// ResourceVersion.
+func TestQuietRelistFiresNoUpdates(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func(t *testing.T) database.Store) {
+		f := start(t, newStore, 300*time.Millisecond)
+		_, err := database.Create(context.Background(), f.store.Container(api.ResourcesContainer), clusterDoc("sub-3", "quiet"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return len(f.clusters.Lister().List()) == 1 }, 5*time.Second, 10*time.Millisecond)
+		before := f.relists(t)
+		require.Eventually(t, func() bool { return f.relists(t) >= before+3 }, 10*time.Second, 20*time.Millisecond)
+		assert.Zero(t, f.updates.Load())
+	})
+}
+
+// The pump is the only reader of a container: with several types registered, an idle
+// container costs at most one feed request per feed range per poll.
+func TestIdleContainerCostsOneFeedReadPerPoll(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func(t *testing.T) database.Store) {
+		f := &fixture{store: &countingStore{Store: newStore(t)}, registry: prometheus.NewRegistry()}
+		factory, err := informers.NewFactory(f.store, informers.Options{PollInterval: pollInterval, RelistPeriod: time.Hour, Registerer: f.registry})
+		require.NoError(t, err)
+		informers.Clusters(factory)
+		informers.ServiceProviderClusters(factory)
+		informers.Register[api.RawProperties](factory, api.ResourcesContainer, "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools", nil)
+		informers.Register[api.RawProperties](factory, api.ResourcesContainer, "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/externalAuths", nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		factory.Start(ctx)
+		require.True(t, factory.WaitForCacheSync(ctx))
+		ranges, err := f.store.Store.Container(api.ResourcesContainer).FeedRanges(ctx)
+		require.NoError(t, err)
+
+		startReads, startTime := f.store.feedReads.Load(), time.Now()
+		const polls = 8
+		require.Eventually(t, func() bool { return f.store.feedReads.Load() >= startReads+polls*int64(len(ranges)) }, 20*time.Second, 10*time.Millisecond)
+		elapsed := time.Since(startTime)
+		reads := f.store.feedReads.Load() - startReads
+		maxPolls := int64(elapsed/pollInterval) + 1
+		assert.LessOrEqual(t, reads, maxPolls*int64(len(ranges)), "%d feed reads in %s with 4 types registered", reads, elapsed)
+	})
+}
+
+func TestMalformedDocumentIsSkippedAndCounted(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func(t *testing.T) database.Store) {
+		f := start(t, newStore, time.Hour)
+		ctx := context.Background()
+		c := f.store.Container(api.ResourcesContainer)
+		bad := `{"id":"bad-1","partitionKey":"sub-4","resourceID":"not-a-resource-id","resourceType":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters","properties":{}}`
+		_, err := c.Create(ctx, "sub-4", []byte(bad))
+		require.NoError(t, err)
+		good, err := database.Create(ctx, c, clusterDoc("sub-4", "good"))
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool { _, err := f.clusters.Lister().Get(good.ResourceID); return err == nil }, 5*time.Second, 10*time.Millisecond,
+			"a malformed document does not block its feed range")
+		assert.Eventually(t, func() bool {
+			return testutil.ToFloat64(f.registryCounter(t, "hcpsched_changefeed_malformed_documents_total")) >= 1
+		}, 5*time.Second, 10*time.Millisecond)
+	})
+}
+
+func TestListersAndIndexes(t *testing.T) {
+	f := start(t, stores["memory"], time.Hour)
+	ctx := context.Background()
+	c := f.store.Container(api.ResourcesContainer)
+	cluster, err := database.Create(ctx, c, clusterDoc("sub-5", "Indexed"))
+	require.NoError(t, err)
+	spcID := api.MustParseResourceID(cluster.ResourceID).Child("serviceProviderClusters", "default")
+	_, err = database.Create(ctx, c, api.NewDocument(spcID, "sub-5", api.ServiceProviderClusterProperties{Spec: &api.ServiceProviderClusterSpec{}}))
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool {
+		spcs, err := f.spcs.Lister().ByIndex(informers.IndexByCluster, informers.KeyOf(cluster.ResourceID))
+		return err == nil && len(spcs) == 1
+	}, 5*time.Second, 10*time.Millisecond)
+
+	_, err = f.clusters.Lister().Get("/subscriptions/sub-5/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/absent")
+	assert.ErrorIs(t, err, database.ErrNotFound, "a cache miss is the store's not-found error")
+}
+
+func (f *fixture) relists(t *testing.T) float64 {
+	return testutil.ToFloat64(f.registryCounter(t, "hcpsched_informer_relists_total"))
+}
+
+// registryCounter sums a counter family across its labels.
+func (f *fixture) registryCounter(t *testing.T, name string) prometheus.Collector {
+	t.Helper()
+	families, err := f.registry.Gather()
+	require.NoError(t, err)
+	total := 0.0
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "sum"})
+	g.Set(total)
+	return g
+}
+
+// The mutation detector catches a controller that changes a lister's object in place.
+func TestMutationDetectorCatchesInPlaceChanges(t *testing.T) {
+	f := start(t, stores["memory"], time.Hour)
+	_, err := database.Create(context.Background(), f.store.Container(api.ResourcesContainer), clusterDoc("sub-6", "shared"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(f.clusters.Lister().List()) == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	inner := &recordingTB{TB: t}
+	informertest.DetectMutations(inner, f.clusters.SharedIndexInformer)
+	cached := f.clusters.Lister().List()[0]
+	copied := cached.DeepCopy()
+	copied.Properties.ServiceProviderProperties.ProvisioningState = "Changed on a copy"
+	inner.runCleanups()
+	assert.False(t, inner.failed, "changing a deep copy is fine")
+
+	inner = &recordingTB{TB: t}
+	informertest.DetectMutations(inner, f.clusters.SharedIndexInformer)
+	cached.Properties.ServiceProviderProperties.ProvisioningState = "Changed in the cache"
+	inner.runCleanups()
+	assert.True(t, inner.failed, "changing the cached object is caught")
+}
+
+type recordingTB struct {
+	testing.TB
+	failed   bool
+	cleanups []func()
+}
+
+func (r *recordingTB) Errorf(string, ...any) { r.failed = true }
+func (r *recordingTB) Fatalf(string, ...any) { r.failed = true }
+func (r *recordingTB) Cleanup(fn func())     { r.cleanups = append(r.cleanups, fn) }
+func (r *recordingTB) Helper()               {}
+func (r *recordingTB) runCleanups() {
+	for _, fn := range r.cleanups {
+		fn()
+	}
+}

@@ -1,0 +1,42 @@
+package informers
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	feedItems  *prometheus.CounterVec
+	malformed  *prometheus.CounterVec
+	feedErrors *prometheus.CounterVec
+	feedLag    *prometheus.GaugeVec
+	relists    *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		feedItems: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hcpsched_changefeed_items_total",
+			Help: "Change-feed items delivered to caches, by container and resource type.",
+		}, []string{"container", "resource_type"}),
+		malformed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hcpsched_changefeed_malformed_documents_total",
+			Help: "Documents skipped because they did not decode; the log names each one.",
+		}, []string{"container", "resource_type"}),
+		feedErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hcpsched_changefeed_errors_total",
+			Help: "Failed change-feed reads; the pump retries on its next poll.",
+		}, []string{"container"}),
+		feedLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hcpsched_changefeed_lag_seconds",
+			Help: "Now minus the newest _ts seen in the last poll; 0 when the poll found nothing new.",
+		}, []string{"container"}),
+		relists: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hcpsched_informer_relists_total",
+			Help: "Full lists of a resource type, initial and periodic.",
+		}, []string{"container", "resource_type"}),
+	}
+	for _, c := range []prometheus.Collector{m.feedItems, m.malformed, m.feedErrors, m.feedLag, m.relists} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

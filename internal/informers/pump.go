@@ -1,0 +1,206 @@
+package informers
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// decodedItem is a feed or list item turned into a cache object.
+type decodedItem struct {
+	obj     runtime.Object
+	key     string
+	version int64
+	deleted bool
+	ts      int64
+}
+
+// registration is one resource type's share of a container's pump.
+type registration struct {
+	resourceType string
+	decode       func(database.Item) (decodedItem, error)
+
+	mu      sync.Mutex
+	current *watcher // receives feed events
+	pending *watcher // made by List, handed to the next Watch
+}
+
+func (r *registration) subscribe(w *watcher) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.current != nil && r.current != w {
+		r.current.Stop()
+	}
+	r.current, r.pending = w, w
+}
+
+func (r *registration) takePending() *watcher {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.pending
+	r.pending = nil
+	return w
+}
+
+func (r *registration) publish(d decodedItem) {
+	r.mu.Lock()
+	w := r.current
+	r.mu.Unlock()
+	if w == nil {
+		return
+	}
+	typ := watch.Modified
+	if d.deleted {
+		typ = watch.Deleted
+	}
+	w.send(typ, d.obj, d.key, d.version)
+}
+
+// Pump is the single change-feed reader of one container. Every registered type shares
+// it, so an idle container costs one request per feed range per poll however many types
+// are cached.
+type Pump struct {
+	container database.Container
+	opts      Options
+	logger    *slog.Logger
+	metrics   *metrics
+	start     time.Time
+
+	mu    sync.Mutex
+	types map[string]*registration
+}
+
+func newPump(c database.Container, opts Options, m *metrics, start time.Time) *Pump {
+	return &Pump{
+		container: c, opts: opts, metrics: m, start: start,
+		logger: opts.Logger.With("container", c.Name()),
+		types:  map[string]*registration{},
+	}
+}
+
+func (p *Pump) register(r *registration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.types[strings.ToLower(r.resourceType)] = r
+}
+
+func (p *Pump) registrationFor(resourceType string) *registration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.types[strings.ToLower(resourceType)]
+}
+
+// Run polls until ctx ends. Feed positions start at the pump's creation time, which is
+// before any informer lists: watch before list, so nothing falls between the two.
+func (p *Pump) Run(ctx context.Context) {
+	ranges := p.feedRanges(ctx)
+	if ranges == nil {
+		return
+	}
+	continuations := make([]string, len(ranges))
+	ticker := time.NewTicker(p.opts.PollInterval)
+	defer ticker.Stop()
+	for {
+		newest := int64(0)
+		for i := range ranges {
+			ts, err := p.drain(ctx, &ranges[i], &continuations[i])
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				p.metrics.feedErrors.WithLabelValues(p.container.Name()).Inc()
+				p.logger.Warn("change feed read failed; retrying next poll", "feedRange", ranges[i], "error", err)
+			}
+			newest = max(newest, ts)
+		}
+		lag := 0.0
+		if newest > 0 {
+			lag = max(0, time.Since(time.Unix(newest, 0)).Seconds())
+		}
+		p.metrics.feedLag.WithLabelValues(p.container.Name()).Set(lag)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+func (p *Pump) feedRanges(ctx context.Context) []database.FeedRange {
+	backoff := p.opts.PollInterval
+	for {
+		ranges, err := p.container.FeedRanges(ctx)
+		if err == nil {
+			return ranges
+		}
+		p.metrics.feedErrors.WithLabelValues(p.container.Name()).Inc()
+		p.logger.Warn("reading feed ranges failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Minute)
+	}
+}
+
+// drain reads one feed range until it reports nothing new, publishing every page before
+// moving the continuation past it. It returns the newest _ts it saw (0 if none).
+func (p *Pump) drain(ctx context.Context, r *database.FeedRange, continuation *string) (int64, error) {
+	var newest int64
+	for {
+		opts := database.ChangeFeedOptions{FeedRange: r, Continuation: *continuation, MaxItemCount: p.opts.PageSize}
+		if *continuation == "" {
+			opts.Start, opts.StartTime = database.FromTime, p.start
+		}
+		page, err := p.container.ChangeFeed(ctx, opts)
+		if err != nil {
+			return newest, err
+		}
+		for _, item := range page.Items {
+			if ts := p.publish(item); ts > newest {
+				newest = ts
+			}
+		}
+		*continuation = page.Continuation
+		if page.NotModified || len(page.Items) == 0 {
+			return newest, nil
+		}
+	}
+}
+
+func (p *Pump) publish(item database.Item) int64 {
+	_, _, resourceType := api.Identify(item.Body)
+	reg := p.registrationFor(resourceType)
+	if reg == nil {
+		return 0
+	}
+	d, err := reg.decode(item)
+	if err != nil {
+		p.malformed(reg.resourceType, item, err)
+		return 0
+	}
+	p.metrics.feedItems.WithLabelValues(p.container.Name(), reg.resourceType).Inc()
+	reg.publish(d)
+	return d.ts
+}
+
+func (p *Pump) malformed(resourceType string, item database.Item, err error) {
+	p.metrics.malformed.WithLabelValues(p.container.Name(), resourceType).Inc()
+	p.logger.Error("skipping malformed document", "id", item.ID, "partitionKey", item.PartitionKey, "resourceType", resourceType, "error", err)
+}
+
+// relistAfter is a jittered relist period, so replicas and types do not relist in step.
+func (p *Pump) relistAfter() time.Duration {
+	base := p.opts.RelistPeriod
+	return base + time.Duration(rand.Float64()*p.opts.RelistJitter*float64(base))
+}
