@@ -57,3 +57,14 @@ func DocumentOf[P any](obj any) (*api.Document[P], bool) {
 // Encoded returns the document as it would be stored; tests use it to prove that no
 // controller changed a cached object in place.
 func (o *Object[P]) Encoded() ([]byte, error) { return api.Encode(o.Doc) }
+
+// ResourceID is the document's resource ID as stored.
+func (o *Object[P]) ResourceID() string {
+	if o.Doc.ResourceID != "" {
+		return o.Doc.ResourceID
+	}
+	if m := o.Doc.Metadata(); m != nil {
+		return m.ResourceID
+	}
+	return o.Name
+}

@@ -1,0 +1,260 @@
+// Package controller is hcpsched's one keyed controller: client-go's typed rate-limiting
+// workqueue, N workers, event handlers that map cached objects to keys, a periodic
+// resync, explicit requeue-after for expected waits, and metrics. Every controller of
+// both binaries runs on it, so there is one worker loop in the codebase.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+)
+
+// Result tells the worker what to do with a key after a successful reconcile.
+type Result struct {
+	// RequeueAfter schedules the key again after an expected wait (no capacity yet,
+	// waiting on another component). It is not a failure: the retry backoff is reset
+	// and no retry is counted.
+	RequeueAfter time.Duration
+}
+
+// ReconcileFunc handles one key. Reconcilers read caches only, check on the cached
+// object that there is work before doing any, and write with etag-guarded replaces. An
+// error is retried with exponential backoff.
+type ReconcileFunc func(ctx context.Context, key string) (Result, error)
+
+// Options configure a controller. Name, Metrics and Reconcile are required.
+type Options struct {
+	Name    string
+	Workers int
+	// ResyncPeriod re-enqueues every key of every watched informer, jittered by up to
+	// 10%, so that state missed by a handler is reconciled eventually. 0 disables it.
+	ResyncPeriod time.Duration
+	RateLimiter  workqueue.TypedRateLimiter[string]
+	Metrics      *Metrics
+	Logger       *slog.Logger
+	// OnPanic runs after a reconcile's panic has been counted and logged. The default
+	// crashes the process: a controller in an unknown state restarts with fresh caches.
+	OnPanic func(recovered any)
+}
+
+// Controller runs a ReconcileFunc over a workqueue fed by informers.
+type Controller struct {
+	opts      Options
+	reconcile ReconcileFunc
+	queue     workqueue.TypedRateLimitingInterface[string]
+	logger    *slog.Logger
+
+	mu      sync.Mutex
+	sources []source
+}
+
+type source struct {
+	store  cache.Store
+	keyFor KeyFunc
+}
+
+// KeyFunc maps a cached object (or a delete tombstone) to the keys it affects.
+type KeyFunc func(obj any) []string
+
+// New builds a controller; Run starts it.
+func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
+	if opts.Name == "" || opts.Metrics == nil || reconcile == nil {
+		return nil, errors.New("controller: Name, Metrics and a reconcile function are required")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 1
+	}
+	if opts.RateLimiter == nil {
+		opts.RateLimiter = workqueue.DefaultTypedControllerRateLimiter[string]()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.OnPanic == nil {
+		opts.OnPanic = func(r any) { panic(r) }
+	}
+	return &Controller{
+		opts:      opts,
+		reconcile: reconcile,
+		logger:    opts.Logger.With("controller", opts.Name),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter, workqueue.TypedRateLimitingQueueConfig[string]{
+			Name:            opts.Name,
+			MetricsProvider: opts.Metrics.workqueue,
+		}),
+	}, nil
+}
+
+// Informer is what Watch needs of an informer: handler registration and its store.
+type Informer interface {
+	AddEventHandler(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+	GetStore() cache.Store
+}
+
+// Watch enqueues keyFor(obj) on every add, update and delete of the informer, and on
+// each resync.
+func (c *Controller) Watch(inf Informer, keyFor KeyFunc) error {
+	enqueue := func(obj any) {
+		for _, k := range keyFor(obj) {
+			c.queue.Add(k)
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, newObj any) { enqueue(newObj) },
+		DeleteFunc: enqueue,
+	})
+	if err != nil {
+		return fmt.Errorf("controller %s: watching informer: %w", c.opts.Name, err)
+	}
+	c.mu.Lock()
+	c.sources = append(c.sources, source{store: inf.GetStore(), keyFor: keyFor})
+	c.mu.Unlock()
+	return nil
+}
+
+// Enqueue adds a key by hand, for tests and for triggers that are not informers.
+func (c *Controller) Enqueue(key string) { c.queue.Add(key) }
+
+// resourceIDHolder is implemented by informers.Object.
+type resourceIDHolder interface{ ResourceID() string }
+
+// KeyForType maps an object to the lowercased ID of its ancestor (or itself) of the
+// given resource type: an SPC event becomes its cluster's key for a cluster-keyed
+// controller.
+func KeyForType(resourceType string) KeyFunc {
+	return func(obj any) []string {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		h, ok := obj.(resourceIDHolder)
+		if !ok {
+			return nil
+		}
+		rid, err := api.ParseResourceID(h.ResourceID())
+		if err != nil {
+			return nil
+		}
+		if a, ok := rid.Ancestor(resourceType); ok {
+			return []string{a.Key()}
+		}
+		return nil
+	}
+}
+
+// Run processes keys with the configured number of workers until ctx ends, then drains
+// the workers and returns.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.queue.ShutDown()
+	c.logger.Info("starting controller", "workers", c.opts.Workers)
+	var wg sync.WaitGroup
+	for range c.opts.Workers {
+		wg.Go(func() {
+			for c.processNext(ctx) {
+			}
+		})
+	}
+	if c.opts.ResyncPeriod > 0 {
+		wg.Go(func() { c.resyncLoop(ctx) })
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	c.logger.Info("stopped controller")
+	return nil
+}
+
+func (c *Controller) resyncLoop(ctx context.Context) {
+	for {
+		jitter := time.Duration(rand.Float64() * 0.1 * float64(c.opts.ResyncPeriod))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(c.opts.ResyncPeriod + jitter):
+		}
+		c.mu.Lock()
+		sources := append([]source(nil), c.sources...)
+		c.mu.Unlock()
+		for _, s := range sources {
+			for _, obj := range s.store.List() {
+				for _, k := range s.keyFor(obj) {
+					c.queue.Add(k)
+				}
+			}
+		}
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	logger := c.logger.With("resourceID", key)
+	start := time.Now()
+	result, panicked, err := c.reconcileSafely(WithLogger(ctx, logger), key, logger)
+	c.opts.Metrics.duration.WithLabelValues(c.opts.Name).Observe(time.Since(start).Seconds())
+	switch {
+	case panicked:
+		c.count(ResultPanic)
+		c.queue.AddRateLimited(key)
+	case err != nil:
+		c.count(ResultError)
+		logger.Error("reconcile failed; retrying with backoff", "error", err, "retries", c.queue.NumRequeues(key))
+		c.queue.AddRateLimited(key)
+	case result.RequeueAfter > 0:
+		c.count(ResultRequeue)
+		c.queue.Forget(key)
+		// Not the queue's AddAfter: client-go counts that as a retry, and an expected
+		// wait must leave the retry metrics (and the hot-loop alert) quiet.
+		time.AfterFunc(result.RequeueAfter, func() { c.queue.Add(key) })
+	default:
+		c.count(ResultSuccess)
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+func (c *Controller) count(result string) {
+	c.opts.Metrics.reconciles.WithLabelValues(c.opts.Name, result).Inc()
+}
+
+func (c *Controller) reconcileSafely(ctx context.Context, key string, logger *slog.Logger) (result Result, panicked bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			c.opts.Metrics.panics.WithLabelValues(c.opts.Name).Inc()
+			logger.Error("reconcile panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.opts.OnPanic(r)
+		}
+	}()
+	result, err = c.reconcile(ctx, key)
+	return result, false, err
+}
+
+type loggerKey struct{}
+
+// WithLogger returns ctx carrying logger.
+func WithLogger(ctx context.Context, logger *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, logger)
+}
+
+// LoggerFrom returns the logger a worker put in ctx, already keyed by controller and
+// resource ID.
+func LoggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}

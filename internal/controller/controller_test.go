@@ -1,0 +1,243 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/informers"
+)
+
+const clusterID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"
+
+type harness struct {
+	reg     *prometheus.Registry
+	metrics *Metrics
+	ctrl    *Controller
+	logs    *syncBuffer
+}
+
+func newHarness(t *testing.T, opts Options, fn ReconcileFunc) *harness {
+	t.Helper()
+	h := &harness{reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	var err error
+	h.metrics, err = NewMetrics(h.reg)
+	require.NoError(t, err)
+	if opts.Name == "" {
+		opts.Name = "test"
+	}
+	opts.Metrics = h.metrics
+	opts.Logger = slog.New(slog.NewJSONHandler(h.logs, nil))
+	if opts.RateLimiter == nil {
+		opts.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 20*time.Millisecond)
+	}
+	h.ctrl, err = New(opts, fn)
+	require.NoError(t, err)
+	return h
+}
+
+func (h *harness) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, h.ctrl.Run(ctx))
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func (h *harness) reconciles(result string) float64 {
+	return testutil.ToFloat64(h.metrics.reconciles.WithLabelValues(h.ctrl.opts.Name, result))
+}
+
+func (h *harness) retries() float64 {
+	return testutil.ToFloat64(h.metrics.workqueue.retries.WithLabelValues(h.ctrl.opts.Name))
+}
+
+func TestErrorsRetryWithBackoff(t *testing.T) {
+	var calls atomic.Int32
+	var mu sync.Mutex
+	var at []time.Time
+	h := newHarness(t, Options{}, func(ctx context.Context, key string) (Result, error) {
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		if calls.Add(1) <= 3 {
+			return Result{}, errors.New("transient")
+		}
+		return Result{}, nil
+	})
+	h.run(t)
+	h.ctrl.Enqueue("k")
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 3.0, h.reconciles(ResultError))
+	assert.Equal(t, 3.0, h.retries(), "each error is a rate-limited retry")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, at, 4)
+	assert.GreaterOrEqual(t, at[3].Sub(at[2]), 4*time.Millisecond, "the third retry waits 2^2 times the base delay")
+	assert.Contains(t, h.logs.String(), `"resourceID":"k"`)
+	assert.Contains(t, h.logs.String(), "transient")
+}
+
+func TestExpectedWaitIsARequeueNotARetry(t *testing.T) {
+	var calls atomic.Int32
+	h := newHarness(t, Options{}, func(ctx context.Context, key string) (Result, error) {
+		if calls.Add(1) <= 2 {
+			return Result{RequeueAfter: 5 * time.Millisecond}, nil
+		}
+		return Result{}, nil
+	})
+	h.run(t)
+	h.ctrl.Enqueue("k")
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 2.0, h.reconciles(ResultRequeue))
+	assert.Zero(t, h.reconciles(ResultError))
+	assert.Zero(t, h.retries(), "an expected wait does not count as a retry")
+}
+
+func TestPanicIsCountedThenHandedToPolicy(t *testing.T) {
+	recovered := make(chan any, 1)
+	var calls atomic.Int32
+	h := newHarness(t, Options{OnPanic: func(r any) { recovered <- r }}, func(ctx context.Context, key string) (Result, error) {
+		if calls.Add(1) == 1 {
+			panic("boom")
+		}
+		return Result{}, nil
+	})
+	h.run(t)
+	h.ctrl.Enqueue("k")
+	select {
+	case r := <-recovered:
+		assert.Equal(t, "boom", r)
+	case <-time.After(5 * time.Second):
+		t.Fatal("panic policy not called")
+	}
+	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.panics.WithLabelValues("test")))
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, h.logs.String(), "reconcile panicked")
+}
+
+func TestDefaultPanicPolicyCrashes(t *testing.T) {
+	h := newHarness(t, Options{}, func(context.Context, string) (Result, error) { panic("boom") })
+	assert.PanicsWithValue(t, "boom", func() {
+		_, _, _ = h.ctrl.reconcileSafely(context.Background(), "k", slog.New(slog.DiscardHandler))
+	})
+	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.panics.WithLabelValues("test")), "counted before crashing")
+}
+
+func TestWorkersRunInParallel(t *testing.T) {
+	const workers = 4
+	inFlight := make(chan struct{}, workers)
+	release := make(chan struct{})
+	h := newHarness(t, Options{Workers: workers}, func(ctx context.Context, key string) (Result, error) {
+		inFlight <- struct{}{}
+		<-release
+		return Result{}, nil
+	})
+	h.run(t)
+	for i := range workers {
+		h.ctrl.Enqueue(fmt.Sprint(i))
+	}
+	require.Eventually(t, func() bool { return len(inFlight) == workers }, 5*time.Second, time.Millisecond)
+	close(release)
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == workers }, 5*time.Second, time.Millisecond)
+}
+
+// Events on an SPC reach its cluster's key; deletes too; and the resync re-enqueues.
+func TestInformerEventsMapToKeys(t *testing.T) {
+	store := memory.New()
+	factory, err := informers.NewFactory(store, informers.Options{PollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	spcs := informers.ServiceProviderClusters(factory)
+
+	seen := make(chan string, 100)
+	h := newHarness(t, Options{ResyncPeriod: 100 * time.Millisecond}, func(ctx context.Context, key string) (Result, error) {
+		LoggerFrom(ctx).Info("reconciling")
+		seen <- key
+		return Result{}, nil
+	})
+	require.NoError(t, h.ctrl.Watch(spcs, KeyForType(api.ClusterResourceType)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx)
+	require.True(t, factory.WaitForCacheSync(ctx))
+	h.run(t)
+
+	spcID := api.MustParseResourceID(clusterID).Child("serviceProviderClusters", "default")
+	created, err := database.Create(ctx, store.Container(api.ResourcesContainer), api.NewDocument(spcID, "s", api.ServiceProviderClusterProperties{}))
+	require.NoError(t, err)
+	want := informers.KeyOf(clusterID)
+	expectKey(t, seen, want, "add")
+	expectKey(t, seen, want, "resync")
+
+	item, err := store.Container(api.ResourcesContainer).Get(ctx, created.PartitionKey, created.ID)
+	require.NoError(t, err)
+	_, err = database.SoftDelete(ctx, store.Container(api.ResourcesContainer), item, time.Now())
+	require.NoError(t, err)
+	expectKey(t, seen, want, "delete")
+	assert.Contains(t, h.logs.String(), `"resourceID":"`+want+`"`, "logs are keyed by the resource")
+}
+
+func expectKey(t *testing.T, seen <-chan string, want, what string) {
+	t.Helper()
+	select {
+	case k := <-seen:
+		assert.Equal(t, want, k, what)
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s: no reconcile", what)
+	}
+}
+
+func TestKeyForType(t *testing.T) {
+	spc := api.MustParseResourceID(clusterID + "/serviceProviderClusters/default")
+	obj := &informers.Object[api.RawProperties]{Doc: &api.Document[api.RawProperties]{ResourceID: spc.String()}}
+	tests := []struct {
+		name string
+		typ  string
+		obj  any
+		want []string
+	}{
+		{"child to parent", api.ClusterResourceType, obj, []string{informers.KeyOf(clusterID)}},
+		{"self", api.ServiceProviderClusterResourceType, obj, []string{informers.KeyOf(spc.String())}},
+		{"unrelated type", api.StampResourceType, obj, nil},
+		{"not an object", api.ClusterResourceType, "nope", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, KeyForType(tt.typ)(tt.obj))
+		})
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
