@@ -37,9 +37,10 @@ fmt:
 vet:
 	$(GO) vet ./...
 
-# staticcheck is pinned in tools/go.mod as a `tool`, so it never enters the product's graph.
+# staticcheck is pinned in tools/go.mod as a `tool` (go.work makes it visible), so it never
+# enters the product's dependency graph.
 staticcheck:
-	$(GO) tool -modfile=tools/go.mod staticcheck ./...
+	$(GO) tool staticcheck ./...
 
 run:
 	@echo "make run: the local region arrives with a later issue. What exists today:"

@@ -203,7 +203,7 @@ func TestDecodeErrorsNameTheDocument(t *testing.T) {
 		{"unparsable resource ID", `{"id":"doc-5","resourceID":"subscriptions/x"}`, []string{"doc-5", "must start with '/'"}, true},
 		{"no resource ID", `{"id":"doc-6","properties":{}}`, []string{"doc-6", "no resource ID"}, true},
 		{"missing id", `{"resourceID":"` + rid + `"}`, []string{rid, "missing id"}, false},
-		{"trailing data", `{"id":"doc-7","resourceID":"` + rid + `"} {}`, []string{"doc-7", "after the JSON object"}, false},
+		{"trailing data", `{"id":"doc-7","resourceID":"` + rid + `"} {}`, []string{"doc-7", "after top-level value"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,4 +272,19 @@ func TestResourceIDWalking(t *testing.T) {
 	assert.False(t, ok)
 	assert.Nil(t, cluster.Parent())
 	assert.True(t, cluster.Child("serviceProviderClusters", "default").Equal(api.MustParseResourceID(strings.ToUpper(spc.String()))))
+}
+
+func TestEmptyValuesKeepTheirSpelling(t *testing.T) {
+	docs := []string{
+		`{"id":"x","resourceID":"/providers/a/b/c","properties":{"status":{"conditions":[]},"spec":{}}}`,
+		`{"id":"x","resourceID":"/providers/a/b/c","properties":{"status":null,"resourceId":""}}`,
+		`{"id":"x","resourceID":"/providers/a/b/c","properties":{"status":{"conditions":[{"type":"A","status":"True","lastTransitionTime":"2026-01-02T03:04:05.0000000Z","reason":"","message":""}]}}}`,
+	}
+	for _, doc := range docs {
+		d, err := api.Decode[api.StampProperties]([]byte(doc))
+		require.NoError(t, err)
+		out, err := api.Encode(d)
+		require.NoError(t, err)
+		assert.Equal(t, doc, string(out))
+	}
 }

@@ -231,12 +231,14 @@ func Identify(data []byte) (id, resourceID, resourceType string) {
 // Decode reads a stored document. Unknown fields at every level hcpsched types are kept,
 // and the resource ID must parse.
 func Decode[P any](data []byte) (*Document[P], error) {
-	id, rid, _ := Identify(data)
 	fail := func(err error) (*Document[P], error) {
+		id, rid, _ := Identify(data)
 		return nil, &DecodeError{ID: id, ResourceID: rid, Err: err}
 	}
 	d := new(Document[P])
-	if err := d.UnmarshalJSON(data); err != nil {
+	// json.Unmarshal validates the whole document once and then hands each level to its
+	// UnmarshalJSON, which relies on that validation.
+	if err := json.Unmarshal(data, d); err != nil {
 		return fail(err)
 	}
 	if d.ID == "" {

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,6 +64,22 @@ func FuzzParseResourceID(f *testing.F) {
 		for p := r; p != nil; p = p.Parent() {
 			_, perr := api.ParseResourceID(p.String())
 			assert.NoError(t, perr, "parents of valid IDs are valid")
+		}
+	})
+}
+
+// FuzzObjectLevel calls one level's UnmarshalJSON directly, without encoding/json's
+// validation in front: malformed input must give an error, never a panic.
+func FuzzObjectLevel(f *testing.F) {
+	for _, s := range []string{`{"type":"Ready","status":"True","x":[1,{"y":"}"}]}`, `{"a`, `{"a":`, `{"a":1`, `{1:2}`, `{"a" "b"}`, `null`, `[`, ``, `{"a":"\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c api.Condition
+		if err := c.UnmarshalJSON(data); err == nil && json.Valid(data) {
+			out, err := c.MarshalJSON()
+			require.NoError(t, err)
+			assert.True(t, json.Valid(out), "%s", out)
 		}
 	})
 }

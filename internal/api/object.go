@@ -60,6 +60,11 @@ type structField struct {
 	name      string
 	omitEmpty bool
 	omitZero  bool
+	// preserving marks fields whose values are themselves codec levels (or slices of
+	// them): they reproduce their own original bytes, so this level need not keep a copy
+	// of them or compare against it. That keeps a cached document at a small multiple of
+	// its size instead of one copy per nesting level.
+	preserving bool
 }
 
 type structInfo struct {
@@ -69,6 +74,21 @@ type structInfo struct {
 }
 
 var structInfos sync.Map // reflect.Type -> *structInfo
+
+func isPreserving(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		if t.Field(i).Type == objectType {
+			return true
+		}
+	}
+	return false
+}
 
 func infoFor(t reflect.Type) *structInfo {
 	if v, ok := structInfos.Load(t); ok {
@@ -92,7 +112,7 @@ func infoFor(t reflect.Type) *structInfo {
 		if name == "" {
 			name = f.Name
 		}
-		sf := structField{index: i, name: name}
+		sf := structField{index: i, name: name, preserving: isPreserving(f.Type)}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "omitempty":
@@ -133,70 +153,133 @@ func decodeObject(data []byte, ptr any) error {
 		if err := json.Unmarshal(raw[key], v.Field(f.index).Addr().Interface()); err != nil {
 			return fmt.Errorf("field %q: %w", key, err)
 		}
+		if f.preserving && string(raw[key]) != "null" {
+			raw[key] = nil // the decoded value remembers itself
+		}
 	}
 	v.Field(info.objectIndex).Set(reflect.ValueOf(Object{keys: keys, raw: raw}))
 	return nil
 }
 
-// splitObject returns the keys of a JSON object in document order and their compacted raw
-// values. A duplicate key keeps its last value, as encoding/json does.
+// splitObject returns the keys of a JSON object in document order and their raw values,
+// compacted. A duplicate key keeps its last value, as encoding/json does.
+//
+// It slices the input by hand instead of decoding it token by token: document bodies are
+// large and this runs once per nesting level, so a token decoder would dominate relists.
+// The input must already be valid JSON: encoding/json validates before it calls an
+// UnmarshalJSON method, and Decode validates the whole document first. Truncated input
+// still fails cleanly rather than panicking.
 func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, err
+	errTruncated := errors.New("unexpected end of JSON object")
+	i := skipSpace(data, 0)
+	if i >= len(data) {
+		return nil, nil, errTruncated
 	}
-	if tok == nil {
+	switch data[i] {
+	case 'n':
 		return nil, nil, nil
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, fmt.Errorf("expected a JSON object, found %s", describeToken(tok))
+	case '{':
+	default:
+		return nil, nil, fmt.Errorf("expected a JSON object, found %s", describeValue(data[i]))
 	}
 	var keys []string
 	raw := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != '}' {
+		keyEnd := skipValue(data, i)
+		var key string
+		if err := json.Unmarshal(data[i:keyEnd], &key); err != nil {
 			return nil, nil, err
 		}
-		key := tok.(string) // the decoder guarantees object keys are strings
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, nil, fmt.Errorf("field %q: %w", key, err)
+		i = skipSpace(data, keyEnd)
+		if i >= len(data) || data[i] != ':' {
+			return nil, nil, errTruncated
 		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, value); err != nil {
-			return nil, nil, fmt.Errorf("field %q: %w", key, err)
+		i = skipSpace(data, i+1)
+		if i >= len(data) {
+			return nil, nil, errTruncated
+		}
+		valueEnd := skipValue(data, i)
+		value := data[i:valueEnd]
+		if bytes.ContainsAny(value, " \t\r\n") {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, value); err != nil {
+				return nil, nil, fmt.Errorf("field %q: %w", key, err)
+			}
+			value = compact.Bytes()
+		} else {
+			value = append(json.RawMessage(nil), value...)
 		}
 		if _, seen := raw[key]; !seen {
 			keys = append(keys, key)
 		}
-		raw[key] = compact.Bytes()
+		raw[key] = value
+		i = skipSpace(data, valueEnd)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, err
-	}
-	if dec.More() {
-		return nil, nil, errors.New("unexpected data after the JSON object")
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, nil, errors.New("unexpected data after the JSON object")
+	if i >= len(data) {
+		return nil, nil, errTruncated
 	}
 	return keys, raw, nil
 }
 
-func describeToken(tok json.Token) string {
-	switch t := tok.(type) {
-	case json.Delim:
-		return "'" + t.String() + "'"
-	case string:
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at i. data must be valid JSON.
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(data)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipValue(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	default: // number, true, false, null
+		j := i
+		for j < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[j])) {
+			j++
+		}
+		return j
+	}
+}
+
+func describeValue(b byte) string {
+	switch b {
+	case '[':
+		return "'['"
+	case '"':
 		return "a string"
-	case float64, json.Number:
-		return "a number"
-	case bool:
+	case 't', 'f':
 		return "a boolean"
 	default:
-		return fmt.Sprintf("%v", t)
+		return "a number"
 	}
 }
 
@@ -239,9 +322,19 @@ func encodeObject(ptr any) ([]byte, error) {
 			write(key, obj.raw[key])
 			continue
 		}
-		b, present, err := declared(info.fields[i])
+		f := info.fields[i]
+		b, present, err := declared(f)
 		if err != nil {
 			return nil, err
+		}
+		if f.preserving && obj.raw[key] == nil {
+			switch fv := v.Field(f.index); {
+			case present:
+				write(key, b)
+			case fv.Kind() == reflect.Slice && !fv.IsNil():
+				write(key, []byte("[]")) // read as [], still empty: keep saying so
+			}
+			continue
 		}
 		if !present {
 			// Still present if the original said the same thing (for example "[]" for an

@@ -1,0 +1,73 @@
+package informers_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/informers"
+)
+
+// BenchmarkRelist measures how long an informer takes to list and cache N real-shaped
+// cluster documents from the memory store (so the codec and cache dominate, not I/O),
+// and the heap the cache holds per document.
+func BenchmarkRelist(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			store := populate(b, n)
+			b.ResetTimer()
+			var perDoc float64
+			for range b.N {
+				b.StopTimer()
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				factory, err := informers.NewFactory(store, informers.Options{Registerer: prometheus.NewRegistry(), RelistPeriod: time.Hour})
+				require.NoError(b, err)
+				clusters := informers.Clusters(factory)
+				ctx, cancel := context.WithCancel(context.Background())
+				b.StartTimer()
+				factory.Start(ctx)
+				require.True(b, factory.WaitForCacheSync(ctx))
+				b.StopTimer()
+				require.Len(b, clusters.Lister().List(), n)
+				runtime.GC()
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				perDoc = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				runtime.KeepAlive(clusters)
+				cancel()
+				b.StartTimer()
+			}
+			b.ReportMetric(perDoc, "heap-bytes/doc")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/doc")
+		})
+	}
+}
+
+func populate(b *testing.B, n int) database.Store {
+	b.Helper()
+	store := memory.New()
+	c := store.Container(api.ResourcesContainer)
+	template, err := api.Decode[api.ClusterProperties](arohcp.Get("hcpcluster-accepted-with-tags.json"))
+	require.NoError(b, err)
+	ctx := context.Background()
+	for i := range n {
+		d := template.DeepCopy()
+		rid := api.MustParseResourceID(fmt.Sprintf("/subscriptions/sub-%d/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c-%d", i%100, i))
+		d.ID, d.ResourceID, d.PartitionKey = api.CosmosID(rid.String()), rid.String(), fmt.Sprintf("sub-%d", i%100)
+		d.Metadata().ResourceID, d.Metadata().PartitionKey = d.ResourceID, d.PartitionKey
+		_, err := database.Create(ctx, c, d)
+		require.NoError(b, err)
+	}
+	return store
+}
