@@ -40,19 +40,6 @@ func (o *Object) SetUnknown(key string, value json.RawMessage) {
 	o.raw[key] = value
 }
 
-// clone returns a deep copy; raw values are immutable once read, so sharing their backing
-// arrays is safe.
-func (o Object) clone() Object {
-	c := Object{keys: append([]string(nil), o.keys...)}
-	if o.raw != nil {
-		c.raw = make(map[string]json.RawMessage, len(o.raw))
-		for k, v := range o.raw {
-			c.raw[k] = v
-		}
-	}
-	return c
-}
-
 var objectType = reflect.TypeFor[Object]()
 
 type structField struct {

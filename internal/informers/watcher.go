@@ -2,7 +2,6 @@ package informers
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,9 +107,4 @@ func (w *watcher) forward() {
 			return
 		}
 	}
-}
-
-func parseVersion(rv string) int64 {
-	v, _ := strconv.ParseInt(rv, 10, 64)
-	return v
 }
