@@ -1,0 +1,104 @@
+package clusterservice
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Paths of the two CS collections hcpsched records references into.
+const (
+	ClustersPath        = "/api/aro_hcp/v1alpha1/clusters"
+	ProvisionShardsPath = "/api/aro_hcp/v1alpha1/provision_shards"
+)
+
+// ErrInvalidID is wrapped by every identifier or href that fails to parse.
+var ErrInvalidID = errors.New("invalid identifier")
+
+var (
+	// CS cluster identifiers are 32 characters of lowercase base32. hcpsched generates them
+	// itself (NewClusterID), so the rule can be exact.
+	clusterIDPattern = regexp.MustCompile(`^[0-9a-z]{32}$`)
+	// Shard identifiers are looser: ARO-HCP registers shards under ids it derives itself,
+	// UUIDs for example. Anything path-safe is accepted.
+	shardIDPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$`)
+
+	idEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
+)
+
+// NewClusterID returns a fresh CS cluster identifier: 20 random bytes as 32 characters of
+// lowercase base32hex, the shape CS itself generates. The backend assigns it before the
+// create call so that a retried create is recognisable as a 409 on the same id.
+func NewClusterID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it aborts the program instead.
+	return strings.ToLower(idEncoding.EncodeToString(b[:]))
+}
+
+// ValidateClusterID reports whether id is a well-formed CS cluster identifier.
+func ValidateClusterID(id string) error {
+	if !clusterIDPattern.MatchString(id) {
+		return fmt.Errorf("cluster id %q is not 32 lowercase letters or digits: %w", id, ErrInvalidID)
+	}
+	return nil
+}
+
+// ValidateShardID reports whether id is a well-formed CS provision shard identifier.
+func ValidateShardID(id string) error {
+	if !shardIDPattern.MatchString(id) {
+		return fmt.Errorf("provision shard id %q is not 1-64 letters, digits, '-' or '_': %w", id, ErrInvalidID)
+	}
+	return nil
+}
+
+// ClusterHREF returns the path CS uses for a cluster, the form hcpsched stores as
+// pendingClusterServiceID.
+func ClusterHREF(id string) (string, error) {
+	if err := ValidateClusterID(id); err != nil {
+		return "", err
+	}
+	return ClustersPath + "/" + id, nil
+}
+
+// ParseClusterHREF returns the bare id in a cluster path.
+func ParseClusterHREF(href string) (string, error) {
+	id, err := cutHREF(href, ClustersPath, "cluster")
+	if err != nil {
+		return "", err
+	}
+	if err := ValidateClusterID(id); err != nil {
+		return "", fmt.Errorf("cluster href %q: %w", href, err)
+	}
+	return id, nil
+}
+
+// ShardHREF returns the path CS uses for a provision shard, the form the fleet records.
+func ShardHREF(id string) (string, error) {
+	if err := ValidateShardID(id); err != nil {
+		return "", err
+	}
+	return ProvisionShardsPath + "/" + id, nil
+}
+
+// ParseShardHREF returns the bare id in a provision shard path.
+func ParseShardHREF(href string) (string, error) {
+	id, err := cutHREF(href, ProvisionShardsPath, "provision shard")
+	if err != nil {
+		return "", err
+	}
+	if err := ValidateShardID(id); err != nil {
+		return "", fmt.Errorf("provision shard href %q: %w", href, err)
+	}
+	return id, nil
+}
+
+func cutHREF(href, collection, what string) (string, error) {
+	id, ok := strings.CutPrefix(href, collection+"/")
+	if !ok {
+		return "", fmt.Errorf("%s href %q does not start with %q: %w", what, href, collection+"/", ErrInvalidID)
+	}
+	return id, nil
+}
