@@ -44,4 +44,3 @@ type RawProperties struct {
 func (p *RawProperties) UnmarshalJSON(b []byte) error    { return decodeObject(b, p) }
 func (p RawProperties) MarshalJSON() ([]byte, error)     { return encodeObject(&p) }
 func (p *RawProperties) metadataField() **CosmosMetadata { return &p.CosmosMetadata }
-

@@ -132,4 +132,3 @@ func (p *PlacementStatus) UnmarshalJSON(b []byte) error { return decodeObject(b,
 func (p PlacementStatus) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ServiceProviderCluster = Document[ServiceProviderClusterProperties]
-
