@@ -307,6 +307,7 @@ func TestListersAndIndexes(t *testing.T) {
 func (f *fixture) relists(t *testing.T) float64 {
 	return counterSum(t, f.registry, "hcpsched_informer_relists_total", nil)
 }
+
 // The mutation detector catches a controller that changes a lister's object in place.
 func TestMutationDetectorCatchesInPlaceChanges(t *testing.T) {
 	f := start(t, stores["memory"], time.Hour)
