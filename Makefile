@@ -25,8 +25,11 @@ emulator-deps: emulator/node_modules/.installed
 emulator: emulator-deps
 	node emulator/server.js --port $(EMULATOR_PORT)
 
+# The -json stream goes through tools/testsummary, which prints each package's result,
+# where the store conformance suite ran, and "N passed, N failed, N skipped"; a skipped
+# test fails the run.
 test: emulator-deps lint
-	$(GO) test $(GOTEST_FLAGS) ./...
+	set -o pipefail; $(GO) test $(GOTEST_FLAGS) -json ./... ./tools/... | $(GO) run ./tools/testsummary
 
 lint: fmt vet staticcheck
 
