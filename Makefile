@@ -7,7 +7,7 @@ GO ?= go
 EMULATOR_PORT ?= 8081
 GOTEST_FLAGS ?= -race -count=1
 
-.PHONY: all build test unit lint fmt vet staticcheck emulator emulator-deps run clean
+.PHONY: all build test lint fmt vet staticcheck emulator emulator-deps run bench clean
 
 all: build
 
@@ -52,3 +52,9 @@ run:
 
 clean:
 	rm -rf _output emulator/node_modules
+
+## bench: Go benchmarks (cache relist and memory per document, emulator latency and feed
+## throughput). Long-running; not part of `make test`.
+bench: emulator-deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/informers/
+	$(GO) test -run '^$$' -bench . ./internal/database/emulator/
