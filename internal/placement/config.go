@@ -1,0 +1,98 @@
+// Package placement is the pure placement engine: given a cluster and every management
+// cluster (MC) with its cached scheduling document, it decides where the cluster's hosted
+// control plane goes. It does no I/O. Feasibility first (filters, each with a reason),
+// then ranking (weighers), then a deterministic choice; the controller applies the
+// decision as an etag-guarded reservation, which is the check at apply time.
+package placement
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+)
+
+// Defaults, defined once. docs/placement.md is tested against them.
+const (
+	// DefaultHACost is what a highly available HCP consumes of the default resource.
+	DefaultHACost = "3"
+	// DefaultSingleReplicaCost is what a single-replica HCP consumes of it.
+	DefaultSingleReplicaCost = "1"
+	// DefaultMaxCapacityAge is how old observedResources.lastReportedAt may be.
+	DefaultMaxCapacityAge = 5 * time.Minute
+	// DefaultWeigher ranks by most available first.
+	DefaultWeigher = WeigherSpread
+	// DefaultPendingMultiplier is the score, in units of the first resource, that each
+	// pending reservation on an MC costs it.
+	DefaultPendingMultiplier = 1.0
+	// DefaultTolerance makes every MC within this many units of the first resource of the
+	// best score a candidate; the cluster's hash picks among them, so concurrent
+	// placements spread instead of all racing for the single best MC.
+	DefaultTolerance = 3.0
+)
+
+// Weighers that rank feasible MCs.
+const (
+	// WeigherSpread prefers the MC with the most of the first resource left after placing.
+	WeigherSpread = "spread"
+	// WeigherBinPack prefers the MC with the least left, filling MCs one by one.
+	WeigherBinPack = "binpack"
+)
+
+// ResourceCost is one resource placement counts, and what an HCP consumes of it.
+type ResourceCost struct {
+	Name          string
+	HA            resource.Quantity
+	SingleReplica resource.Quantity
+}
+
+// Config tunes the engine. Use DefaultConfig and change what you need.
+type Config struct {
+	// Resources are checked in order; the first one is the one weighers rank by.
+	Resources         []ResourceCost
+	MaxCapacityAge    time.Duration
+	Weigher           string
+	PendingMultiplier float64
+	Tolerance         float64
+}
+
+// DefaultConfig counts swift NICs only: 3 for an HA HCP, 1 for a single-replica one.
+func DefaultConfig() Config {
+	return Config{
+		Resources: []ResourceCost{{
+			Name:          api.SwiftNIC,
+			HA:            resource.MustParse(DefaultHACost),
+			SingleReplica: resource.MustParse(DefaultSingleReplicaCost),
+		}},
+		MaxCapacityAge:    DefaultMaxCapacityAge,
+		Weigher:           DefaultWeigher,
+		PendingMultiplier: DefaultPendingMultiplier,
+		Tolerance:         DefaultTolerance,
+	}
+}
+
+// Validate reports configuration the engine cannot use.
+func (c Config) Validate() error {
+	if len(c.Resources) == 0 {
+		return fmt.Errorf("placement: at least one resource must be counted")
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Resources {
+		if r.Name == "" || seen[r.Name] {
+			return fmt.Errorf("placement: resource names must be unique and non-empty, got %q", r.Name)
+		}
+		seen[r.Name] = true
+		if r.HA.Sign() <= 0 || r.SingleReplica.Sign() <= 0 {
+			return fmt.Errorf("placement: costs of %s must be positive", r.Name)
+		}
+	}
+	if c.Weigher != WeigherSpread && c.Weigher != WeigherBinPack {
+		return fmt.Errorf("placement: unknown weigher %q (want %s or %s)", c.Weigher, WeigherSpread, WeigherBinPack)
+	}
+	if c.MaxCapacityAge <= 0 || c.Tolerance < 0 || c.PendingMultiplier < 0 {
+		return fmt.Errorf("placement: capacity age must be positive; tolerance and pending multiplier must not be negative")
+	}
+	return nil
+}

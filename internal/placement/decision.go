@@ -1,0 +1,90 @@
+package placement
+
+// Reason says why a filter rejected an MC. They appear in the SPC condition message and
+// in docs/placement.md.
+type Reason string
+
+const (
+	ReasonUnschedulable        Reason = "Unschedulable"
+	ReasonNotReady             Reason = "NotReady"
+	ReasonNoSchedulingData     Reason = "NoSchedulingData"
+	ReasonStaleCapacityData    Reason = "StaleCapacityData"
+	ReasonInsufficientCapacity Reason = "InsufficientCapacity"
+)
+
+// Outcome classifies one placement attempt, for hcpsched_placement_attempts_total.
+type Outcome string
+
+const (
+	// OutcomePlaced: an MC was chosen (and, at apply time, reserved and recorded).
+	OutcomePlaced Outcome = "placed"
+	// OutcomeNoManagementClusters: there is no MC at all in the cache.
+	OutcomeNoManagementClusters Outcome = "no_management_clusters"
+	// OutcomeNoEligible: every MC was excluded by policy or health (Unschedulable,
+	// NotReady), none for capacity or data.
+	OutcomeNoEligible Outcome = "no_eligible"
+	// OutcomeCapacityExhausted: every MC that could be judged was full; no MC was excluded
+	// for missing or stale data.
+	OutcomeCapacityExhausted Outcome = "capacity_exhausted"
+	// OutcomeStaleData: nothing fits and at least one MC could not be judged because its
+	// scheduling data is missing or stale; capacity may exist there.
+	OutcomeStaleData Outcome = "stale_data"
+	// OutcomeConflict: the reservation lost an etag race (412) to another placement; the
+	// cluster is decided again from the updated cache. Set by the controller.
+	OutcomeConflict Outcome = "conflict"
+	// OutcomeError: the attempt failed for another reason and is retried with backoff.
+	// Set by the controller.
+	OutcomeError Outcome = "error"
+)
+
+// Outcomes lists every outcome, so that metrics can be initialised to zero.
+var Outcomes = []Outcome{OutcomePlaced, OutcomeNoManagementClusters, OutcomeNoEligible, OutcomeCapacityExhausted, OutcomeStaleData, OutcomeConflict, OutcomeError}
+
+// Condition reasons written to the SPC's CapacityAvailable condition.
+const (
+	ConditionCapacityAvailable          = "CapacityAvailable"
+	ConditionReasonAvailable            = "Available"
+	ConditionReasonInsufficientCapacity = "InsufficientCapacity"
+	ConditionReasonNoEligible           = "NoEligibleManagementCluster"
+	ConditionReasonEvaluationIncomplete = "EvaluationIncomplete"
+)
+
+// ConditionReason maps an unsuccessful outcome to the SPC condition's reason.
+func (o Outcome) ConditionReason() string {
+	switch o {
+	case OutcomePlaced:
+		return ConditionReasonAvailable
+	case OutcomeCapacityExhausted:
+		return ConditionReasonInsufficientCapacity
+	case OutcomeStaleData:
+		return ConditionReasonEvaluationIncomplete
+	default:
+		return ConditionReasonNoEligible
+	}
+}
+
+// Verdict is the engine's judgement of one MC.
+type Verdict struct {
+	// ManagementCluster is the MC's resource ID as stored.
+	ManagementCluster string
+	// Reason is empty when the MC is feasible.
+	Reason Reason
+	// Detail explains the reason in a few words (which resource, how stale).
+	Detail string
+	// Available is what is left of each counted resource, in milli-units, before this
+	// cluster; set once the MC has scheduling data.
+	Available map[string]int64
+	// Score ranks feasible MCs; higher is better.
+	Score float64
+}
+
+// Decision is the engine's answer for one cluster.
+type Decision struct {
+	Outcome Outcome
+	// Chosen is the index into the candidates of the chosen MC, or -1.
+	Chosen int
+	// Reused is true when the cluster already holds a reservation on the chosen MC, so no
+	// new reservation is written.
+	Reused   bool
+	Verdicts []Verdict
+}
