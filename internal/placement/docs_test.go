@@ -1,0 +1,43 @@
+package placement_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/internal/placement"
+)
+
+// docs/placement.md states every default, reason and outcome; this keeps it true.
+func TestDocsMatchCode(t *testing.T) {
+	b, err := os.ReadFile("../../docs/placement.md")
+	require.NoError(t, err)
+	doc := string(b)
+	cfg := placement.DefaultConfig()
+	row := func(setting, value string) string { return fmt.Sprintf("| %s | `%s` |", setting, value) }
+	for _, want := range []string{
+		row("counted resources", cfg.Resources[0].Name),
+		row("HA cost", cfg.Resources[0].HA.String()),
+		row("single-replica cost", cfg.Resources[0].SingleReplica.String()),
+		row("maximum capacity age", cfg.MaxCapacityAge.String()),
+		row("weigher", cfg.Weigher),
+		row("pending multiplier", fmt.Sprint(cfg.PendingMultiplier)),
+		row("tolerance", fmt.Sprint(cfg.Tolerance)),
+		fmt.Sprintf("at most %d characters", placement.MaxMessageLength),
+	} {
+		assert.Contains(t, doc, want)
+	}
+	assert.Len(t, cfg.Resources, 1, "the defaults table lists one counted resource")
+	for _, r := range []placement.Reason{placement.ReasonUnschedulable, placement.ReasonNotReady, placement.ReasonNoSchedulingData, placement.ReasonStaleCapacityData, placement.ReasonInsufficientCapacity} {
+		assert.Contains(t, doc, "| `"+string(r)+"` |", "reason %s", r)
+	}
+	for _, o := range placement.Outcomes {
+		assert.Contains(t, doc, "| `"+string(o)+"` |", "outcome %s", o)
+		assert.Contains(t, doc, "`"+o.ConditionReason()+"`")
+	}
+	assert.True(t, strings.Contains(doc, "`"+placement.ConditionCapacityAvailable+"`"))
+}
