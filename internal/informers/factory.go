@@ -77,6 +77,7 @@ type Factory struct {
 	mu        sync.Mutex
 	pumps     map[string]*Pump
 	informers map[string]cache.SharedIndexInformer // by container + "|" + lowercased type
+	overlays  map[string]*assumed
 	started   bool
 }
 
@@ -89,7 +90,7 @@ func NewFactory(store database.Store, opts Options) (*Factory, error) {
 	}
 	return &Factory{
 		store: store, opts: opts, metrics: m, created: time.Now(),
-		pumps: map[string]*Pump{}, informers: map[string]cache.SharedIndexInformer{},
+		pumps: map[string]*Pump{}, informers: map[string]cache.SharedIndexInformer{}, overlays: map[string]*assumed{},
 	}, nil
 }
 
@@ -97,11 +98,13 @@ func NewFactory(store database.Store, opts Options) (*Factory, error) {
 type Informer[P any] struct {
 	cache.SharedIndexInformer
 	resourceType string
+	overlay      *assumed
 }
 
-// Lister reads the informer's cache.
+// Lister reads the informer's cache, including documents this process has written and
+// Assumed but the change feed has not delivered yet.
 func (i *Informer[P]) Lister() *Lister[P] {
-	return &Lister[P]{indexer: i.GetIndexer(), resourceType: i.resourceType}
+	return &Lister[P]{indexer: i.GetIndexer(), resourceType: i.resourceType, overlay: i.overlay}
 }
 
 // Register returns the informer for a resource type in a container, creating it (and the
@@ -111,7 +114,7 @@ func Register[P any](f *Factory, container, resourceType string, indexers cache.
 	defer f.mu.Unlock()
 	id := container + "|" + strings.ToLower(resourceType)
 	if inf, ok := f.informers[id]; ok {
-		return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType}
+		return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id]}
 	}
 	if f.started {
 		panic(fmt.Sprintf("informers: %s registered after Start", id))
@@ -129,7 +132,8 @@ func Register[P any](f *Factory, container, resourceType string, indexers cache.
 	}
 	inf := cache.NewSharedIndexInformer(lw, &Object[P]{}, 0, indexers)
 	f.informers[id] = inf
-	return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType}
+	f.overlays[id] = newAssumed()
+	return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id]}
 }
 
 func decoder[P any](resourceType string) func(database.Item) (decodedItem, error) {

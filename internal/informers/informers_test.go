@@ -345,3 +345,75 @@ func (r *recordingTB) runCleanups() {
 		fn()
 	}
 }
+
+func schedulingDoc(stamp string, pending ...string) *api.ManagementClusterScheduling {
+	mc := api.ManagementClusterResourceID(stamp)
+	return api.NewDocument(api.SchedulingResourceID(mc), stamp, api.ManagementClusterSchedulingProperties{
+		Status: &api.SchedulingStatus{PendingAssignedClusters: pending},
+	})
+}
+
+// A document this process wrote is visible to its listers before the change feed brings
+// it, and handlers still hear about it when the feed does.
+func TestAssumedWritesAreVisibleAtOnce(t *testing.T) {
+	store := &countingStore{Store: memory.New()}
+	factory, err := informers.NewFactory(store, informers.Options{PollInterval: 50 * time.Millisecond, RelistPeriod: time.Hour, Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	schedulings := informers.ManagementClusterSchedulings(factory)
+	updates := make(chan string, 10)
+	_, err = schedulings.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
+		updates <- n.(*informers.Object[api.ManagementClusterSchedulingProperties]).ResourceVersion
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx)
+	require.True(t, factory.WaitForCacheSync(ctx))
+	c := store.Container(api.FleetContainer)
+	lister := schedulings.Lister()
+
+	created, err := database.Create(ctx, c, schedulingDoc("1"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := lister.Get(created.ResourceID); return err == nil }, 5*time.Second, 5*time.Millisecond)
+
+	const cluster = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"
+	store.hideFromFeed(created.ID) // the feed will not deliver the next write in this part
+	reserve := created.DeepCopy()
+	reserve.Properties.Status.PendingAssignedClusters = []string{cluster}
+	written, err := database.Replace(ctx, c, reserve)
+	require.NoError(t, err)
+	schedulings.Assume(written)
+
+	got, err := lister.Get(written.ResourceID)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), got.InstanceVersion(), "Get sees the write at once")
+	byPending, err := lister.ByIndex(informers.IndexByPendingCluster, informers.KeyOf(cluster))
+	require.NoError(t, err)
+	assert.Len(t, byPending, 1, "indexes see it too")
+	assert.Len(t, lister.List(), 1)
+
+	older := created.DeepCopy()
+	schedulings.Assume(older)
+	got, _ = lister.Get(written.ResourceID)
+	assert.Equal(t, int64(2), got.InstanceVersion(), "an older document never shadows a newer one")
+
+	// A later write that drops the reservation: the index must stop matching.
+	store.mu.Lock()
+	delete(store.hide, created.ID)
+	store.mu.Unlock()
+	release := written.DeepCopy()
+	release.Properties.Status.PendingAssignedClusters = nil
+	released, err := database.Replace(ctx, c, release)
+	require.NoError(t, err)
+	schedulings.Assume(released)
+	byPending, err = lister.ByIndex(informers.IndexByPendingCluster, informers.KeyOf(cluster))
+	require.NoError(t, err)
+	assert.Empty(t, byPending, "an assumed document that no longer matches leaves the index result")
+
+	select {
+	case rv := <-updates:
+		assert.Equal(t, "3", rv, "handlers hear of the write when the feed delivers it")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update event for an assumed write")
+	}
+}

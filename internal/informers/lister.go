@@ -21,14 +21,25 @@ import (
 type Lister[P any] struct {
 	indexer      cache.Indexer
 	resourceType string
+	overlay      *assumed
 }
 
 // Get returns the cached document for a resource ID (any casing). A miss is the store's
 // not-found error, so callers handle cache and store the same way.
 func (l *Lister[P]) Get(resourceID string) (*api.Document[P], error) {
-	obj, ok, err := l.indexer.GetByKey(KeyOf(resourceID))
+	key := KeyOf(resourceID)
+	obj, ok, err := l.indexer.GetByKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from cache: %w", resourceID, err)
+	}
+	if l.overlay != nil {
+		var cached any
+		if ok {
+			cached = obj
+		}
+		if newer, found := l.overlay.newer(key, cached); found {
+			obj, ok = newer, true
+		}
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s %s is not in the cache: %w", l.resourceType, resourceID, database.ErrNotFound)
@@ -39,7 +50,7 @@ func (l *Lister[P]) Get(resourceID string) (*api.Document[P], error) {
 
 // List returns every cached document, ordered by key so callers are deterministic.
 func (l *Lister[P]) List() []*api.Document[P] {
-	return l.sorted(l.indexer.List())
+	return l.sorted(overlaid(l.indexer, l.overlay, l.indexer.List(), nil))
 }
 
 // ByIndex returns the documents an index maps value to (value is lowercased by the
@@ -49,7 +60,20 @@ func (l *Lister[P]) ByIndex(index, value string) ([]*api.Document[P], error) {
 	if err != nil {
 		return nil, fmt.Errorf("index %s of %s: %w", index, l.resourceType, err)
 	}
-	return l.sorted(objs), nil
+	indexFunc := l.indexer.GetIndexers()[index]
+	match := func(obj any) bool {
+		values, err := indexFunc(obj)
+		if err != nil {
+			return false
+		}
+		for _, v := range values {
+			if v == value {
+				return true
+			}
+		}
+		return false
+	}
+	return l.sorted(overlaid(l.indexer, l.overlay, objs, match)), nil
 }
 
 func (l *Lister[P]) sorted(objs []any) []*api.Document[P] {
