@@ -132,3 +132,30 @@ func (p *PlacementStatus) UnmarshalJSON(b []byte) error { return decodeObject(b,
 func (p PlacementStatus) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ServiceProviderCluster = Document[ServiceProviderClusterProperties]
+
+// ServiceProvider returns the cluster's serviceProviderProperties, or an empty value when
+// the document has none, so readers need no nil checks. Writers change the pointer field.
+func (p *ClusterProperties) ServiceProvider() ClusterServiceProviderProperties {
+	if p.ServiceProviderProperties != nil {
+		return *p.ServiceProviderProperties
+	}
+	return ClusterServiceProviderProperties{}
+}
+
+// IntendedManagementCluster is spec.managementClusterResourceID, placement's choice;
+// empty while the cluster is unplaced.
+func (p *ServiceProviderClusterProperties) IntendedManagementCluster() string {
+	if p.Spec != nil {
+		return p.Spec.ManagementClusterResourceID
+	}
+	return ""
+}
+
+// ObservedManagementCluster is status.managementClusterResourceID, where Cluster Service
+// was seen to put the cluster; empty until placement sync has observed it.
+func (p *ServiceProviderClusterProperties) ObservedManagementCluster() string {
+	if p.Status != nil {
+		return p.Status.ManagementClusterResourceID
+	}
+	return ""
+}

@@ -1,0 +1,98 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
+)
+
+// cachedCluster returns the cluster a key names and its parsed resource ID (with the
+// casing it was stored with), or nil when the cache no longer holds it: a deleted
+// cluster has nothing left to create.
+func cachedCluster(clusters *informers.Lister[api.ClusterProperties], key string) (*api.Cluster, *api.ResourceID, error) {
+	cluster, err := clusters.Get(key)
+	if errors.Is(err, database.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rid, err := cluster.ParsedResourceID()
+	if err != nil {
+		return nil, nil, fmt.Errorf("cached cluster %s: %w", key, err)
+	}
+	return cluster, rid, nil
+}
+
+// cachedServiceProviderCluster returns the cluster's SPC, or nil while the cache has
+// none; its creation is an event that brings the caller back.
+func cachedServiceProviderCluster(spcs *informers.Lister[api.ServiceProviderClusterProperties], cluster *api.ResourceID) (*api.ServiceProviderCluster, error) {
+	spc, err := spcs.Get(api.ServiceProviderClusterResourceID(cluster).String())
+	if errors.Is(err, database.ErrNotFound) {
+		return nil, nil
+	}
+	return spc, err
+}
+
+// deleting reports whether a cluster is on its way out. The frontend marks a DELETE
+// with serviceProviderProperties.deletionTimestamp and provisioningState Deleting; a
+// soft-deleted document never reaches the cache at all. Nothing should be created for
+// such a cluster.
+func deleting(c *api.Cluster) bool {
+	p := c.Properties.ServiceProvider()
+	return c.IsDeleted() || p.DeletionTimestamp != nil || p.ProvisioningState == api.ProvisioningStateDeleting
+}
+
+// azureIdentity is how Cluster Service knows the cluster: subscription, resource group
+// and name from its resource ID, the tenant from properties.identity.tenantId and the
+// managed resource group from customerProperties.platform. It also returns the JSON
+// paths of the fields the document does not have yet.
+func azureIdentity(c *api.Cluster, rid *api.ResourceID) (clusterservice.AzureIdentity, []string) {
+	id := clusterservice.AzureIdentity{
+		SubscriptionID:    rid.SubscriptionID,
+		ResourceGroupName: rid.ResourceGroup,
+		ResourceName:      rid.Name(),
+	}
+	if i := c.Properties.Identity; i != nil {
+		id.TenantID = i.TenantID
+	}
+	if cp := c.Properties.CustomerProperties; cp != nil && cp.Platform != nil {
+		id.ManagedResourceGroupName = cp.Platform.ManagedResourceGroup
+	}
+	var missing []string
+	for _, f := range []struct{ path, value string }{
+		{"resourceID (subscription)", id.SubscriptionID},
+		{"resourceID (resource group)", id.ResourceGroupName},
+		{"properties.identity.tenantId", id.TenantID},
+		{"properties.customerProperties.platform.managedResourceGroup", id.ManagedResourceGroupName},
+	} {
+		if f.value == "" {
+			missing = append(missing, f.path)
+		}
+	}
+	return id, missing
+}
+
+// replaceCopy writes doc, a DeepCopy of a cached document that the caller changed,
+// under If-Match on the etag it was cached with. It reports false without an error when
+// the cache was stale: on 412 another writer changed the document first, on 404 it is
+// gone. Either way the change feed delivers the newer state and requeues the key, and
+// the controller decides again on that instead of forcing its write.
+func replaceCopy[P any](ctx context.Context, c database.Container, doc *api.Document[P]) (bool, error) {
+	_, err := database.Replace(ctx, c, doc)
+	switch {
+	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
+		controller.LoggerFrom(ctx).Debug("document changed since it was cached; waiting for the change feed",
+			"document", doc.ResourceID, "error", err.Error())
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("replacing %s: %w", doc.ResourceID, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,141 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
+)
+
+// ManagementClusterPlacementSyncName labels the controller's metrics and logs.
+const ManagementClusterPlacementSyncName = "ManagementClusterPlacementSync"
+
+// managementClusterPlacementSync records where Cluster Service actually put a cluster in
+// SPC status.managementClusterResourceID. It is the only writer of that field and never
+// touches spec: spec is placement's intent, status is the observation, and a difference
+// between them is for metrics and alerts to surface, not for this controller to heal.
+type managementClusterPlacementSync struct {
+	clusters  *informers.Lister[api.ClusterProperties]
+	spcs      *informers.Lister[api.ServiceProviderClusterProperties]
+	mcs       *informers.Lister[api.ManagementClusterProperties]
+	resources database.Container
+	cs        clusterservice.Clusters
+	// requeueAfter is the wait while Cluster Service has not placed the cluster.
+	requeueAfter time.Duration
+}
+
+func newManagementClusterPlacementSync(d Deps, s Settings) *managementClusterPlacementSync {
+	r := &managementClusterPlacementSync{
+		clusters:     d.Informers.Clusters.Lister(),
+		spcs:         d.Informers.ServiceProviderClusters.Lister(),
+		mcs:          d.Informers.ManagementClusters.Lister(),
+		resources:    d.Resources,
+		cs:           d.ClusterService,
+		requeueAfter: s.RequeueAfter,
+	}
+	if r.requeueAfter <= 0 {
+		r.requeueAfter = DefaultPlacementObservationInterval
+	}
+	return r
+}
+
+// NewManagementClusterPlacementSync builds the controller, triggered by the cluster and
+// SPC informers.
+func NewManagementClusterPlacementSync(d Deps, s Settings) (*controller.Controller, error) {
+	r := newManagementClusterPlacementSync(d, s)
+	return newClusterKeyed(d, ManagementClusterPlacementSyncName, s, r.reconcile,
+		d.Informers.Clusters, d.Informers.ServiceProviderClusters)
+}
+
+// needsPlacementObservation: a live cluster that exists in Cluster Service and whose
+// SPC has no observed management cluster yet. Once observed, the field is immutable.
+func needsPlacementObservation(cluster *api.Cluster, spc *api.ServiceProviderCluster) bool {
+	return !deleting(cluster) && cluster.Properties.ServiceProvider().ClusterServiceID != "" &&
+		spc != nil && spc.Properties.ObservedManagementCluster() == ""
+}
+
+func (r *managementClusterPlacementSync) reconcile(ctx context.Context, key string) (controller.Result, error) {
+	cluster, rid, err := cachedCluster(r.clusters, key)
+	if err != nil || cluster == nil {
+		return controller.Result{}, err
+	}
+	spc, err := cachedServiceProviderCluster(r.spcs, rid)
+	if err != nil || !needsPlacementObservation(cluster, spc) {
+		return controller.Result{}, err
+	}
+	logger := controller.LoggerFrom(ctx)
+	href := cluster.Properties.ServiceProvider().ClusterServiceID
+	csID, err := clusterservice.ParseClusterHREF(href)
+	if err != nil {
+		// Legacy clusters_mgmt references and foreign values never become parseable;
+		// retrying would only fill the logs.
+		logger.Warn("clusterServiceID is not an aro_hcp cluster reference; cannot observe placement", "clusterServiceID", href, "error", err.Error())
+		return controller.Result{}, nil
+	}
+
+	placement, err := r.cs.GetClusterProvisionShard(ctx, csID)
+	if err != nil {
+		return controller.Result{}, fmt.Errorf("reading the cluster's provision shard from Cluster Service: %w", err)
+	}
+	if !placement.Placed() {
+		logger.Info("Cluster Service has not placed the cluster yet", "retryAfter", r.requeueAfter.String())
+		return controller.Result{RequeueAfter: r.requeueAfter}, nil
+	}
+	mcID, err := r.managementClusterOf(placement.ShardID)
+	if err != nil {
+		return controller.Result{}, err
+	}
+
+	update := spc.DeepCopy()
+	if update.Properties.Status == nil {
+		update.Properties.Status = &api.ServiceProviderClusterStatus{}
+	}
+	update.Properties.Status.ManagementClusterResourceID = mcID
+	if written, err := replaceCopy(ctx, r.resources, update); err != nil || !written {
+		return controller.Result{}, err
+	}
+	logger.Info("recorded the management cluster Cluster Service placed the cluster on",
+		"managementClusterResourceID", mcID, "provisionShardID", placement.ShardID)
+	if spec := spc.Properties.IntendedManagementCluster(); spec != "" && !api.ResourceIDsEqual(spec, mcID) {
+		logger.Warn("Cluster Service placed the cluster on another management cluster than placement chose; spec is left as it is",
+			"specManagementClusterResourceID", spec, "statusManagementClusterResourceID", mcID)
+	}
+	return controller.Result{}, nil
+}
+
+// managementClusterOf maps a provision shard to the management cluster registered as it,
+// through the MC cache's shard index. No MC, or several, is an error retried with
+// back-off: the fleet records the shard of every MC it registers, so the cache lags or
+// the fleet's data is inconsistent.
+func (r *managementClusterPlacementSync) managementClusterOf(shardID string) (string, error) {
+	shardHREF, err := clusterservice.ShardHREF(shardID)
+	if err != nil {
+		return "", fmt.Errorf("provision shard reported by Cluster Service: %w", err)
+	}
+	mcs, err := r.mcs.ByIndex(informers.IndexByProvisionShard, strings.ToLower(shardHREF))
+	if err != nil {
+		return "", err
+	}
+	switch len(mcs) {
+	case 0:
+		return "", fmt.Errorf("no management cluster is registered as provision shard %s", shardHREF)
+	case 1:
+		rid, err := mcs[0].ParsedResourceID()
+		if err != nil {
+			return "", fmt.Errorf("management cluster of provision shard %s: %w", shardHREF, err)
+		}
+		return rid.String(), nil
+	default:
+		ids := make([]string, len(mcs))
+		for i, mc := range mcs {
+			ids[i] = mc.ResourceID
+		}
+		return "", fmt.Errorf("%d management clusters claim provision shard %s: %v", len(mcs), shardHREF, ids)
+	}
+}

@@ -1,0 +1,163 @@
+// Command backend runs hcpsched's cluster creation flow against ARO-HCP's Cosmos DB
+// database and Cluster Service: every new cluster gets its ServiceProviderCluster and a
+// pre-assigned Cluster Service ID, is created in Cluster Service pinned to the
+// management cluster placement chose, and has where Cluster Service put it recorded.
+//
+// Every flag can also be set through its environment variable, HCPSCHED_<FLAG_NAME>
+// (--cosmos-endpoint is HCPSCHED_COSMOS_ENDPOINT); the command line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hcpsched/hcpsched/backend/controllers"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database/cosmos"
+	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/process"
+)
+
+// Component names the binary: its Lease, user agent and logs.
+const Component = "backend"
+
+// Defaults of the backend's own flags, defined once.
+const (
+	// DefaultCosmosEnsureLayout leaves the database alone: production databases are
+	// provisioned by ARO-HCP, only local stacks and tests create them.
+	DefaultCosmosEnsureLayout = false
+	// DefaultLayoutTimeout bounds creating the database and containers at start-up.
+	DefaultLayoutTimeout = time.Minute
+	// DefaultClusterServiceMetricsSubsystem prefixes the OCM SDK's request metrics:
+	// hcpsched_cluster_service_request_count and _request_duration.
+	DefaultClusterServiceMetricsSubsystem = "hcpsched_cluster_service"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "backend: %v\n", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// config is everything the flags fill.
+type config struct {
+	process            process.Options
+	cosmos             cosmos.Config
+	cosmosEnsureLayout bool
+	clusterService     clusterservice.Config
+	informers          informers.Options
+	controllers        controllers.Config
+}
+
+// newFlagSet binds a fresh config to a FlagSet, every default taken from the Default
+// constants of the packages that own the settings.
+func newFlagSet(stderr io.Writer) (*flag.FlagSet, *config) {
+	cfg := &config{process: process.NewOptions(Component)}
+	fs := flag.NewFlagSet(Component, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.process.AddFlags(fs)
+	cosmos.AddFlags(fs, &cfg.cosmos)
+	fs.BoolVar(&cfg.cosmosEnsureLayout, "cosmos-ensure-layout", DefaultCosmosEnsureLayout,
+		"Create the database and its Resources and Fleet containers if they are missing (local stacks and tests; production databases are provisioned by ARO-HCP).")
+	clusterservice.AddFlags(fs, &cfg.clusterService)
+	informers.AddFlags(fs, &cfg.informers)
+	cfg.controllers = controllers.AddFlags(fs, controllers.Definitions())
+	return fs, cfg
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.cosmos.Endpoint == "" {
+		errs = append(errs, errors.New("--cosmos-endpoint is required"))
+	}
+	if c.cosmos.Database == "" {
+		errs = append(errs, errors.New("--cosmos-database must not be empty"))
+	}
+	if c.clusterService.URL == "" {
+		errs = append(errs, errors.New("--clusters-service-url is required"))
+	}
+	errs = append(errs, c.controllers.Validate(controllers.Definitions()))
+	return errors.Join(errs...)
+}
+
+// run is the whole life of the binary; main only adds the exit code.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs, cfg := newFlagSet(stderr)
+	if err := process.Parse(fs, args, nil); err != nil {
+		return err
+	}
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
+	}
+	logger := process.ConfigureLogging(stderr, cfg.process.LogLevel)
+	reg := prometheus.NewRegistry()
+
+	store, err := cosmos.Open(cfg.cosmos, reg)
+	if err != nil {
+		return fmt.Errorf("opening Cosmos DB: %w", err)
+	}
+	if cfg.cosmosEnsureLayout {
+		layoutCtx, cancel := context.WithTimeout(ctx, DefaultLayoutTimeout)
+		err := store.EnsureLayout(layoutCtx, api.ResourcesContainer, api.FleetContainer)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("creating the Cosmos DB layout: %w", err)
+		}
+	}
+
+	csCfg := cfg.clusterService
+	csCfg.Logger = logger.With("client", "clusterservice")
+	csCfg.Agent = "hcpsched-" + Component
+	csCfg.MetricsSubsystem = DefaultClusterServiceMetricsSubsystem
+	csCfg.MetricsRegisterer = reg
+	cs, err := clusterservice.New(ctx, csCfg)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cs.Close() }()
+
+	infOpts := cfg.informers
+	infOpts.Logger = logger.With("component", "informers")
+	infOpts.Registerer = reg
+	factory, err := informers.NewFactory(store, infOpts)
+	if err != nil {
+		return err
+	}
+	metrics, err := controller.NewMetrics(reg)
+	if err != nil {
+		return fmt.Errorf("controller metrics: %w", err)
+	}
+	ctrls, err := controllers.Build(controllers.Deps{
+		Resources:      store.Container(api.ResourcesContainer),
+		Informers:      controllers.NewInformers(factory),
+		ClusterService: cs,
+		Metrics:        metrics,
+		Logger:         logger,
+	}, controllers.Definitions(), cfg.controllers)
+	if err != nil {
+		return err
+	}
+
+	return process.Run(ctx, cfg.process, reg, logger, process.App{
+		StartCaches: func(ctx context.Context) error {
+			factory.Start(ctx)
+			return nil
+		},
+		WaitForCacheSync: factory.WaitForCacheSync,
+		RunControllers: func(ctx context.Context) error {
+			return controllers.Run(ctx, ctrls)
+		},
+	})
+}

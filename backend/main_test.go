@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/backend/controllers"
+	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/database/cosmos"
+	"github.com/hcpsched/hcpsched/internal/database/emulator"
+	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/process"
+)
+
+func parse(t *testing.T, args []string, env map[string]string) (*config, error) {
+	t.Helper()
+	fs, cfg := newFlagSet(io.Discard)
+	err := process.Parse(fs, args, func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	})
+	return cfg, err
+}
+
+func TestFlagDefaults(t *testing.T) {
+	cfg, err := parse(t, nil, nil)
+	require.NoError(t, err)
+
+	assert.Equal(t, cosmos.DefaultDatabase, cfg.cosmos.Database)
+	assert.Equal(t, DefaultCosmosEnsureLayout, cfg.cosmosEnsureLayout)
+	assert.Equal(t, informers.DefaultPollInterval, cfg.informers.PollInterval)
+	assert.Equal(t, informers.DefaultRelistPeriod, cfg.informers.RelistPeriod)
+	assert.Equal(t, process.DefaultLeaderElect, cfg.process.LeaderElect)
+	for _, def := range controllers.Definitions() {
+		require.Contains(t, cfg.controllers, def.Name)
+		assert.Equal(t, def.Defaults, *cfg.controllers[def.Name], def.Name)
+	}
+	assert.Equal(t, controllers.DefaultPlacementObservationInterval,
+		cfg.controllers[controllers.ManagementClusterPlacementSyncName].RequeueAfter)
+
+	// Every flag has its environment variable and a documented default.
+	fs, _ := newFlagSet(io.Discard)
+	docs := process.Describe(fs)
+	names := map[string]string{}
+	for _, d := range docs {
+		names[d.Flag] = d.Env
+		assert.NotEmpty(t, d.Usage, d.Flag)
+	}
+	for flag, env := range map[string]string{
+		"--cosmos-endpoint":                                 "HCPSCHED_COSMOS_ENDPOINT",
+		"--cosmos-database":                                 "HCPSCHED_COSMOS_DATABASE",
+		"--cosmos-key":                                      "HCPSCHED_COSMOS_KEY",
+		"--cosmos-ensure-layout":                            "HCPSCHED_COSMOS_ENSURE_LAYOUT",
+		"--clusters-service-url":                            "HCPSCHED_CLUSTERS_SERVICE_URL",
+		"--clusters-service-token":                          "HCPSCHED_CLUSTERS_SERVICE_TOKEN",
+		"--clusters-service-client-id":                      "HCPSCHED_CLUSTERS_SERVICE_CLIENT_ID",
+		"--clusters-service-client-secret":                  "HCPSCHED_CLUSTERS_SERVICE_CLIENT_SECRET",
+		"--clusters-service-token-url":                      "HCPSCHED_CLUSTERS_SERVICE_TOKEN_URL",
+		"--changefeed-poll-interval":                        "HCPSCHED_CHANGEFEED_POLL_INTERVAL",
+		"--create-service-provider-cluster-workers":         "HCPSCHED_CREATE_SERVICE_PROVIDER_CLUSTER_WORKERS",
+		"--pending-cluster-service-id-assign-resync-period": "HCPSCHED_PENDING_CLUSTER_SERVICE_ID_ASSIGN_RESYNC_PERIOD",
+		"--cluster-service-create-workers":                  "HCPSCHED_CLUSTER_SERVICE_CREATE_WORKERS",
+		"--management-cluster-placement-sync-requeue-after": "HCPSCHED_MANAGEMENT_CLUSTER_PLACEMENT_SYNC_REQUEUE_AFTER",
+		"--management-cluster-placement-sync-resync-period": "HCPSCHED_MANAGEMENT_CLUSTER_PLACEMENT_SYNC_RESYNC_PERIOD",
+		"--management-cluster-placement-sync-workers":       "HCPSCHED_MANAGEMENT_CLUSTER_PLACEMENT_SYNC_WORKERS",
+		"--create-service-provider-cluster-resync-period":   "HCPSCHED_CREATE_SERVICE_PROVIDER_CLUSTER_RESYNC_PERIOD",
+		"--pending-cluster-service-id-assign-workers":       "HCPSCHED_PENDING_CLUSTER_SERVICE_ID_ASSIGN_WORKERS",
+		"--cluster-service-create-resync-period":            "HCPSCHED_CLUSTER_SERVICE_CREATE_RESYNC_PERIOD",
+	} {
+		assert.Equal(t, env, names[flag], "flag %s", flag)
+	}
+}
+
+func TestFlagsFromEnvironment(t *testing.T) {
+	cfg, err := parse(t,
+		[]string{"--cluster-service-create-workers=3"},
+		map[string]string{
+			"HCPSCHED_COSMOS_ENDPOINT":                                 "https://example.documents.azure.com:443/",
+			"HCPSCHED_CLUSTERS_SERVICE_URL":                            "http://clusters-service:8000",
+			"HCPSCHED_CLUSTER_SERVICE_CREATE_WORKERS":                  "9",
+			"HCPSCHED_MANAGEMENT_CLUSTER_PLACEMENT_SYNC_REQUEUE_AFTER": "3s",
+			"HCPSCHED_CREATE_SERVICE_PROVIDER_CLUSTER_RESYNC_PERIOD":   "0",
+		})
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate())
+
+	assert.Equal(t, "https://example.documents.azure.com:443/", cfg.cosmos.Endpoint)
+	assert.Equal(t, "http://clusters-service:8000", cfg.clusterService.URL)
+	assert.Equal(t, 3, cfg.controllers[controllers.ClusterServiceCreateName].Workers, "the command line wins")
+	assert.Equal(t, 3*time.Second, cfg.controllers[controllers.ManagementClusterPlacementSyncName].RequeueAfter)
+	assert.Zero(t, cfg.controllers[controllers.CreateServiceProviderClusterName].ResyncPeriod)
+}
+
+func TestFlagValidation(t *testing.T) {
+	cfg, err := parse(t, []string{
+		"--pending-cluster-service-id-assign-workers=0",
+		"--management-cluster-placement-sync-requeue-after=0s",
+		"--cluster-service-create-resync-period=-1s",
+	}, nil)
+	require.NoError(t, err)
+	err = cfg.validate()
+	require.Error(t, err)
+	for _, want := range []string{
+		"--cosmos-endpoint is required",
+		"--clusters-service-url is required",
+		"--pending-cluster-service-id-assign-workers must be at least 1",
+		"--management-cluster-placement-sync-requeue-after must be positive",
+		"--cluster-service-create-resync-period must not be negative",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.ErrorContains(t, run(t.Context(), []string{"--cluster-service-create-workers=0"}, io.Discard),
+		"--cluster-service-create-workers must be at least 1", "the binary refuses to start on invalid flags")
+}
+
+// The binary, wired as in production, runs the creation flow against the Cosmos
+// emulator (or the account in HCPSCHED_COSMOS_ENDPOINT) and a fake Cluster Service.
+func TestBackendAgainstEmulator(t *testing.T) {
+	const timeout = 30 * time.Second
+	endpoint, key := os.Getenv("HCPSCHED_COSMOS_ENDPOINT"), os.Getenv("HCPSCHED_COSMOS_KEY")
+	if endpoint == "" {
+		emu := emulator.StartForTest(t)
+		endpoint, key = emu.Endpoint, emu.Key
+	}
+	dbName := fmt.Sprintf("hcpsched-backend-test-%d", time.Now().UnixNano())
+	store, err := cosmos.Open(cosmos.Config{Endpoint: endpoint, Key: key, Database: dbName}, prometheus.NewRegistry())
+	require.NoError(t, err)
+	layoutCtx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	require.NoError(t, store.EnsureLayout(layoutCtx, api.ResourcesContainer, api.FleetContainer))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := store.DeleteDatabase(ctx); err != nil {
+			t.Logf("removing test database: %v", err)
+		}
+	})
+	resources, fleet := store.Container(api.ResourcesContainer), store.Container(api.FleetContainer)
+
+	cs := fake.New()
+	srv := httptest.NewServer(cs)
+	t.Cleanup(srv.Close)
+	csClient, err := clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = csClient.Close() })
+	shardA, shardB := flowtest.RegisterShard(t, csClient, 1), flowtest.RegisterShard(t, csClient, 2)
+	mcA := flowtest.CreateManagementCluster(t, fleet, "1", shardA)
+	flowtest.CreateManagementCluster(t, fleet, "2", shardB)
+	cs.ResetRequests()
+	cluster := flowtest.StoreCluster(t, resources, flowtest.FixtureCluster(t))
+
+	logs := &flowtest.LogBuffer{}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{
+			"--cosmos-endpoint=" + endpoint,
+			"--cosmos-key=" + key,
+			"--cosmos-database=" + dbName,
+			"--cosmos-ensure-layout",
+			"--clusters-service-url=" + srv.URL,
+			"--leader-elect=false",
+			"--metrics-address=127.0.0.1:0",
+			"--health-address=127.0.0.1:0",
+			"--log-level=debug",
+			"--changefeed-poll-interval=100ms",
+			"--management-cluster-placement-sync-requeue-after=200ms",
+		}, logs)
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "the backend shuts down cleanly")
+		case <-time.After(timeout):
+			t.Error("the backend did not shut down")
+		}
+		if t.Failed() {
+			t.Logf("backend logs:\n%s", logs.String())
+		}
+	})
+
+	flowtest.WaitForSPC(t, resources, cluster, timeout, "created", func(*api.ServiceProviderCluster) bool { return true })
+	pending := flowtest.WaitForCluster(t, resources, cluster, timeout, "pending Cluster Service ID assigned",
+		func(p api.ClusterServiceProviderProperties) bool { return p.PendingClusterServiceID != "" })
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "deferring Cluster Service creation until placement is resolved")
+	}, timeout, flowtest.Tick)
+	assert.Empty(t, flowtest.ClusterPosts(t, cs), "nothing is created in CS before placement")
+
+	flowtest.Place(t, resources, cluster, mcA, timeout)
+
+	created := flowtest.WaitForCluster(t, resources, cluster, timeout, "Cluster Service ID recorded",
+		func(p api.ClusterServiceProviderProperties) bool { return p.ClusterServiceID != "" })
+	assert.Equal(t, pending.Properties.ServiceProvider().PendingClusterServiceID, created.Properties.ServiceProvider().ClusterServiceID)
+	assert.Empty(t, created.Properties.ServiceProvider().PendingClusterServiceID)
+	posts := flowtest.CreatedClusters(t, cs)
+	require.Len(t, posts, 1)
+	assert.Equal(t, shardA, posts[0].Shard, "the POST is pinned to the shard of the MC in SPC spec")
+
+	spc := flowtest.WaitForSPC(t, resources, cluster, timeout, "observed placement recorded",
+		func(s *api.ServiceProviderCluster) bool { return s.Properties.ObservedManagementCluster() != "" })
+	assert.Equal(t, mcA.String(), spc.Properties.ObservedManagementCluster())
+	assert.Equal(t, mcA.String(), spc.Properties.IntendedManagementCluster())
+}
