@@ -1,7 +1,8 @@
 // Command backend runs hcpsched's cluster creation flow against ARO-HCP's Cosmos DB
 // database and Cluster Service: every new cluster gets its ServiceProviderCluster and a
-// pre-assigned Cluster Service ID, is created in Cluster Service pinned to the
-// management cluster placement chose, and has where Cluster Service put it recorded.
+// pre-assigned Cluster Service ID, is placed on a management cluster with capacity, is
+// created in Cluster Service pinned to that management cluster's provision shard, and
+// has where Cluster Service put it recorded.
 //
 // Every flag can also be set through its environment variable, HCPSCHED_<FLAG_NAME>
 // (--cosmos-endpoint is HCPSCHED_COSMOS_ENDPOINT); the command line wins.
@@ -24,6 +25,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/placement"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
 
@@ -58,6 +60,7 @@ type config struct {
 	cosmosEnsureLayout bool
 	clusterService     clusterservice.Config
 	informers          informers.Options
+	placement          placement.Config
 	controllers        controllers.Config
 }
 
@@ -73,6 +76,7 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *config) {
 		"Create the database and its Resources and Fleet containers if they are missing (local stacks and tests; production databases are provisioned by ARO-HCP).")
 	clusterservice.AddFlags(fs, &cfg.clusterService)
 	informers.AddFlags(fs, &cfg.informers)
+	placement.AddFlags(fs, &cfg.placement)
 	cfg.controllers = controllers.AddFlags(fs, controllers.Definitions())
 	return fs, cfg
 }
@@ -88,6 +92,7 @@ func (c *config) validate() error {
 	if c.clusterService.URL == "" {
 		errs = append(errs, errors.New("--clusters-service-url is required"))
 	}
+	errs = append(errs, c.placement.Validate())
 	errs = append(errs, c.controllers.Validate(controllers.Definitions()))
 	return errors.Join(errs...)
 }
@@ -139,12 +144,23 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("controller metrics: %w", err)
 	}
+	placementMetrics, err := controllers.NewPlacementMetrics(reg)
+	if err != nil {
+		return fmt.Errorf("placement metrics: %w", err)
+	}
+	caches := controllers.NewInformers(factory)
+	if err := reg.Register(controllers.NewCapacityCollector(caches, cfg.placement)); err != nil {
+		return fmt.Errorf("capacity metrics: %w", err)
+	}
 	ctrls, err := controllers.Build(controllers.Deps{
-		Resources:      store.Container(api.ResourcesContainer),
-		Informers:      controllers.NewInformers(factory),
-		ClusterService: cs,
-		Metrics:        metrics,
-		Logger:         logger,
+		Resources:        store.Container(api.ResourcesContainer),
+		Fleet:            store.Container(api.FleetContainer),
+		Informers:        caches,
+		ClusterService:   cs,
+		Metrics:          metrics,
+		Logger:           logger,
+		Placement:        cfg.placement,
+		PlacementMetrics: placementMetrics,
 	}, controllers.Definitions(), cfg.controllers)
 	if err != nil {
 		return err

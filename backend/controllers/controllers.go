@@ -24,6 +24,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // Defaults of every controller setting, defined once; the backend's flags take them
@@ -53,27 +54,30 @@ type Settings struct {
 	RequeueAfter time.Duration
 }
 
-// Informers are the caches the backend's controllers share. Placement adds the
-// scheduling documents when it arrives.
+// Informers are the caches the backend's controllers share.
 type Informers struct {
-	Clusters                *informers.Informer[api.ClusterProperties]
-	ServiceProviderClusters *informers.Informer[api.ServiceProviderClusterProperties]
-	ManagementClusters      *informers.Informer[api.ManagementClusterProperties]
+	Clusters                     *informers.Informer[api.ClusterProperties]
+	ServiceProviderClusters      *informers.Informer[api.ServiceProviderClusterProperties]
+	ManagementClusters           *informers.Informer[api.ManagementClusterProperties]
+	ManagementClusterSchedulings *informers.Informer[api.ManagementClusterSchedulingProperties]
 }
 
 // NewInformers registers the backend's informers on f; call it before f.Start.
 func NewInformers(f *informers.Factory) Informers {
 	return Informers{
-		Clusters:                informers.Clusters(f),
-		ServiceProviderClusters: informers.ServiceProviderClusters(f),
-		ManagementClusters:      informers.ManagementClusters(f),
+		Clusters:                     informers.Clusters(f),
+		ServiceProviderClusters:      informers.ServiceProviderClusters(f),
+		ManagementClusters:           informers.ManagementClusters(f),
+		ManagementClusterSchedulings: informers.ManagementClusterSchedulings(f),
 	}
 }
 
 // Deps is what every controller is built from.
 type Deps struct {
 	// Resources is the container of clusters and ServiceProviderClusters.
-	Resources      database.Container
+	Resources database.Container
+	// Fleet is the container of management clusters and their scheduling documents.
+	Fleet          database.Container
 	Informers      Informers
 	ClusterService clusterservice.Clusters
 	Metrics        *controller.Metrics
@@ -81,6 +85,19 @@ type Deps struct {
 	// RateLimiter, when set, builds each controller's retry rate limiter (tests
 	// shorten the back-off); nil keeps the framework's default.
 	RateLimiter func() workqueue.TypedRateLimiter[string]
+	// Placement configures the placement engine; PlacementMetrics counts its outcomes
+	// (nil: counted on a private registry).
+	Placement        placement.Config
+	PlacementMetrics *PlacementMetrics
+	// Now is the clock placement stamps and judges report ages by; nil is time.Now.
+	Now func() time.Time
+}
+
+func (d Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
 }
 
 // Definition names one controller of the backend and says how to build it.
@@ -93,9 +110,9 @@ type Definition struct {
 	New        func(Deps, Settings) (*controller.Controller, error)
 }
 
-// Definitions lists the backend's controllers in the order of the creation flow.
-// Placement (choosing the management cluster) slots in between
-// PendingClusterServiceIDAssign and ClusterServiceCreate, built from the same Deps.
+// Definitions lists the backend's controllers in the order of the flow: the SPC and the
+// pending CS ID, placement, the pinned CS create, the observed placement, and the sweep
+// of stale reservations.
 func Definitions() []Definition {
 	return []Definition{
 		{
@@ -109,6 +126,16 @@ func Definitions() []Definition {
 			FlagPrefix: "pending-cluster-service-id-assign",
 			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod},
 			New:        NewPendingClusterServiceIDAssign,
+		},
+		{
+			Name:       PlacementName,
+			FlagPrefix: "placement",
+			Defaults: Settings{
+				Workers:      DefaultPlacementWorkers,
+				ResyncPeriod: DefaultResyncPeriod,
+				RequeueAfter: DefaultPlacementRequeueAfter,
+			},
+			New: NewPlacement,
 		},
 		{
 			Name:       ClusterServiceCreateName,
@@ -125,6 +152,12 @@ func Definitions() []Definition {
 				RequeueAfter: DefaultPlacementObservationInterval,
 			},
 			New: NewManagementClusterPlacementSync,
+		},
+		{
+			Name:       PendingCleanupName,
+			FlagPrefix: "pending-cleanup",
+			Defaults:   Settings{Workers: DefaultPendingCleanupWorkers, ResyncPeriod: DefaultPendingCleanupResyncPeriod},
+			New:        NewPendingCleanup,
 		},
 	}
 }

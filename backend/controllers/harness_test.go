@@ -49,6 +49,9 @@ type testEnv struct {
 	reg       *prometheus.Registry
 	deps      Deps
 	logs      *flowtest.LogBuffer
+	// placement runs the real PlacementController and PendingCleanup; without it the
+	// creation-flow tests play placement themselves (flowtest.Place).
+	placement bool
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -75,6 +78,7 @@ func newTestEnv(t *testing.T) *testEnv {
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.deps = Deps{
 		Resources:      e.resources,
+		Fleet:          e.fleet,
 		Informers:      NewInformers(e.factory),
 		ClusterService: e.csClient,
 		Metrics:        metrics,
@@ -117,14 +121,30 @@ func (e *testEnv) startCaches(t *testing.T) {
 	informertest.DetectMutations(t,
 		e.deps.Informers.Clusters.SharedIndexInformer,
 		e.deps.Informers.ServiceProviderClusters.SharedIndexInformer,
-		e.deps.Informers.ManagementClusters.SharedIndexInformer)
+		e.deps.Informers.ManagementClusters.SharedIndexInformer,
+		e.deps.Informers.ManagementClusterSchedulings.SharedIndexInformer)
+}
+
+// definitions are the controllers a test runs: the whole backend with placement, or
+// the creation flow alone when the test plays placement.
+func (e *testEnv) definitions() []Definition {
+	if e.placement {
+		return Definitions()
+	}
+	var out []Definition
+	for _, def := range Definitions() {
+		if def.Name != PlacementName && def.Name != PendingCleanupName {
+			out = append(out, def)
+		}
+	}
+	return out
 }
 
 // run builds every backend controller, starts the caches and runs the controllers until
 // the test ends, as the binary does.
 func (e *testEnv) run(t *testing.T) {
 	t.Helper()
-	ctrls, err := Build(e.deps, Definitions(), testConfig())
+	ctrls, err := Build(e.deps, e.definitions(), testConfig())
 	require.NoError(t, err)
 	e.startCaches(t)
 	ctx, cancel := context.WithCancel(context.Background())

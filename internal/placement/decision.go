@@ -29,8 +29,10 @@ const (
 	// OutcomeStaleData: nothing fits and at least one MC could not be judged because its
 	// scheduling data is missing or stale; capacity may exist there.
 	OutcomeStaleData Outcome = "stale_data"
-	// OutcomeConflict: the reservation lost an etag race (412) to another placement; the
-	// cluster is decided again from the updated cache. Set by the controller.
+	// OutcomeConflict: a write lost an etag race (412): the reservation, to another
+	// placement on the same MC (the cluster is decided again from the updated cache), or
+	// the SPC record, to another writer of the SPC (the change feed brings it back). Set
+	// by the controller.
 	OutcomeConflict Outcome = "conflict"
 	// OutcomeError: the attempt failed for another reason and is retried with backoff.
 	// Set by the controller.

@@ -139,17 +139,12 @@ func (e *evaluation) judge(c Candidate) (Verdict, bool) {
 		}
 	}
 	st := schedulingStatus(c)
-	committed, holds := e.committed(st)
-	v.Available = map[string]int64{}
-	for _, r := range e.cfg.Resources {
-		ceiling, err1 := parseMilli(st.ScaleCeiling.Capacity[r.Name])
-		usage, err2 := parseMilli(st.ObservedResources.Usage[r.Name])
-		if err1 != nil || err2 != nil {
-			v.Reason, v.Detail = ReasonNoSchedulingData, "unparsable quantity for "+r.Name
-			return v, false
-		}
-		v.Available[r.Name] = ceiling - usage - committed[r.Name]
+	available, holds, err := e.available(st)
+	if err != nil {
+		v.Reason, v.Detail = ReasonNoSchedulingData, err.Error()
+		return v, false
 	}
+	v.Available = available
 	if holds {
 		v.Score = e.score(v, st, 0)
 		return v, true
@@ -164,6 +159,49 @@ func (e *evaluation) judge(c Candidate) (Verdict, bool) {
 	}
 	v.Score = e.score(v, st, e.cost(e.cfg.Resources[0], e.cluster.SingleReplica))
 	return v, false
+}
+
+// available is ceiling − usage − what not-ready HCPs and reservations hold, per counted
+// resource, in milli-units; holds says whether this cluster is among the reservations.
+func (e *evaluation) available(st *api.SchedulingStatus) (map[string]int64, bool, error) {
+	committed, holds := e.committed(st)
+	out := map[string]int64{}
+	for _, r := range e.cfg.Resources {
+		var ceiling, usage int64
+		var err1, err2 error
+		if st.ScaleCeiling != nil {
+			ceiling, err1 = parseMilli(st.ScaleCeiling.Capacity[r.Name])
+		}
+		if st.ObservedResources != nil {
+			usage, err2 = parseMilli(st.ObservedResources.Usage[r.Name])
+		}
+		if err1 != nil || err2 != nil {
+			return nil, false, fmt.Errorf("unparsable quantity for %s", r.Name)
+		}
+		out[r.Name] = ceiling - usage - committed[r.Name]
+	}
+	return out, holds, nil
+}
+
+// Capacity reports what an MC has left of each counted resource, in milli-units, and
+// how many reservations it holds, whatever the filters say of it; metrics use it. ok is
+// false when the MC has no scheduling data or an unparsable quantity.
+func Capacity(c Candidate, cfg Config, lookup SingleReplicaLookup) (available map[string]int64, reservations int, ok bool) {
+	st := schedulingStatus(c)
+	if st == nil {
+		return nil, 0, false
+	}
+	e := evaluation{cfg: cfg, lookup: lookup}
+	available, _, err := e.available(st)
+	if err != nil {
+		return nil, 0, false
+	}
+	for _, id := range st.PendingAssignedClusters {
+		if id != "" {
+			reservations++
+		}
+	}
+	return available, reservations, true
 }
 
 // committed sums what the MC's not-ready HCPs and reservations hold, each cluster once

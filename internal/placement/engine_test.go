@@ -355,3 +355,13 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 }
+
+func TestCapacityForMetrics(t *testing.T) {
+	c := candidate(mcSpec{stamp: "1", unschedulable: true, ceiling: "30", usage: "3", pending: []string{otherCluster(1), ""}, notReadyIDs: []string{otherCluster(2)}})
+	available, reservations, ok := placement.Capacity(c, placement.DefaultConfig(), nil)
+	require.True(t, ok, "capacity is reported even for an MC the filters reject")
+	assert.Equal(t, int64(21000), available[api.SwiftNIC])
+	assert.Equal(t, 1, reservations)
+	_, _, ok = placement.Capacity(candidate(mcSpec{stamp: "2", noScheduling: true}), placement.DefaultConfig(), nil)
+	assert.False(t, ok)
+}
