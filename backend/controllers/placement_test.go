@@ -279,3 +279,47 @@ func (e *testEnv) runOnly(t *testing.T, names ...string) {
 }
 
 func counterValue(c prometheus.Counter) float64 { return testutil.ToFloat64(c) }
+
+// Deleting and ended clusters are never placed, and nothing is written for them.
+func TestPlacementGates(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*api.Cluster)
+		spec   bool
+	}{
+		{"deleting", func(c *api.Cluster) { c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting }, false},
+		{"delete requested", func(c *api.Cluster) {
+			ts := time.Now().UTC()
+			c.Properties.ServiceProviderProperties.DeletionTimestamp = &ts
+		}, false},
+		{"failed", func(c *api.Cluster) { c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateFailed }, false},
+		{"canceled", func(c *api.Cluster) { c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateCanceled }, false},
+		{"already placed", func(*api.Cluster) {}, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newPlacementEnv(t)
+			mc := flowtest.CreateManagementCluster(t, e.fleet, "1", "")
+			storeScheduling(t, e.fleet, mc, 30, 0)
+			rid := clusterID(fmt.Sprintf("Gated%d", i))
+			flowtest.StoreCluster(t, e.resources, newCluster(rid, tt.mutate))
+			storeSPC(t, e.resources, rid, func(s *api.ServiceProviderCluster) {
+				if tt.spec {
+					s.Properties.Spec.ManagementClusterResourceID = mc.String()
+				}
+			})
+			e.startCaches(t)
+			require.Eventually(t, func() bool {
+				return len(e.deps.Informers.ServiceProviderClusters.Lister().List()) == 1 && len(e.deps.Informers.ManagementClusterSchedulings.Lister().List()) == 1
+			}, waitFor, tick)
+			before := resourcesSnapshot(t, e.resources)
+			p := &placementController{d: e.deps, s: Settings{RequeueAfter: testRequeueAfter},
+				clusters: e.deps.Informers.Clusters.Lister(), spcs: e.deps.Informers.ServiceProviderClusters.Lister(), mcs: e.deps.Informers.ManagementClusters.Lister()}
+			res, err := p.reconcile(e.reconcileCtx(t), rid.Key())
+			require.NoError(t, err)
+			assert.Zero(t, res.RequeueAfter)
+			assert.Equal(t, before, resourcesSnapshot(t, e.resources), "nothing written")
+			assert.Empty(t, getScheduling(t, e.fleet, mc).Properties.Status.PendingAssignedClusters, "nothing reserved")
+		})
+	}
+}
