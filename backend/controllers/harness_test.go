@@ -144,7 +144,14 @@ func (e *testEnv) definitions() []Definition {
 // the test ends, as the binary does.
 func (e *testEnv) run(t *testing.T) {
 	t.Helper()
-	ctrls, err := Build(e.deps, e.definitions(), testConfig())
+	e.runDefinitions(t, e.definitions())
+}
+
+// runDefinitions builds the given controllers, starts the caches and runs the
+// controllers until the test ends.
+func (e *testEnv) runDefinitions(t *testing.T, defs []Definition) {
+	t.Helper()
+	ctrls, err := Build(e.deps, defs, testConfig())
 	require.NoError(t, err)
 	e.startCaches(t)
 	ctx, cancel := context.WithCancel(context.Background())

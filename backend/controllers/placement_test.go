@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -266,16 +265,7 @@ func (e *testEnv) runOnly(t *testing.T, names ...string) {
 			}
 		}
 	}
-	ctrls, err := Build(e.deps, defs, testConfig())
-	require.NoError(t, err)
-	e.startCaches(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, ctrls) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	e.runDefinitions(t, defs)
 }
 
 func counterValue(c prometheus.Counter) float64 { return testutil.ToFloat64(c) }
@@ -287,13 +277,19 @@ func TestPlacementGates(t *testing.T) {
 		mutate func(*api.Cluster)
 		spec   bool
 	}{
-		{"deleting", func(c *api.Cluster) { c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting }, false},
+		{"deleting", func(c *api.Cluster) {
+			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting
+		}, false},
 		{"delete requested", func(c *api.Cluster) {
 			ts := time.Now().UTC()
 			c.Properties.ServiceProviderProperties.DeletionTimestamp = &ts
 		}, false},
-		{"failed", func(c *api.Cluster) { c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateFailed }, false},
-		{"canceled", func(c *api.Cluster) { c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateCanceled }, false},
+		{"failed", func(c *api.Cluster) {
+			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateFailed
+		}, false},
+		{"canceled", func(c *api.Cluster) {
+			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateCanceled
+		}, false},
 		{"already placed", func(*api.Cluster) {}, true},
 	}
 	for i, tt := range tests {
