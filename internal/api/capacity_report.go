@@ -18,6 +18,8 @@ const (
 	CapacityReadDesireName = "capacity"
 	// SwiftNIC is the per-MC scarce resource placement counts.
 	SwiftNIC = "aro.openshift.io/swift-nic"
+	// CapacityReportConditionReportCurrent is True while the agent's data is fresh.
+	CapacityReportConditionReportCurrent = "ReportCurrent"
 )
 
 // CapacityReport is the CR mirrored in a capacity ReadDesire's status.kubeContent.

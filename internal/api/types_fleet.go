@@ -11,14 +11,31 @@ type StampProperties struct {
 	CosmosMetadata *CosmosMetadata `json:"cosmosMetadata,omitempty"`
 	// LegacyResourceID is the transitional properties.resourceId duplicate ARO-HCP still
 	// queries on.
-	LegacyResourceID string       `json:"resourceId,omitempty"`
-	Status           *StampStatus `json:"status,omitempty"`
+	LegacyResourceID string `json:"resourceId,omitempty"`
+	// Spec is empty in every ARO-HCP version so far; it is written as {} on create, as
+	// ARO-HCP's own register does.
+	Spec   *StampSpec   `json:"spec,omitempty"`
+	Status *StampStatus `json:"status,omitempty"`
 	Object
 }
 
 func (p *StampProperties) UnmarshalJSON(b []byte) error    { return decodeObject(b, p) }
 func (p StampProperties) MarshalJSON() ([]byte, error)     { return encodeObject(&p) }
 func (p *StampProperties) metadataField() **CosmosMetadata { return &p.CosmosMetadata }
+
+type StampSpec struct {
+	Object
+}
+
+func (p *StampSpec) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p StampSpec) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+// Stamp approval: registration with downstream services waits for it.
+const (
+	StampConditionApproved = "Approved"
+	// StampReasonAutoApproved is what `register --auto-approve` records.
+	StampReasonAutoApproved = "AutoApproved"
+)
 
 type StampStatus struct {
 	Conditions []Condition `json:"conditions,omitempty"`
@@ -60,12 +77,22 @@ type ManagementClusterSpec struct {
 func (p *ManagementClusterSpec) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p ManagementClusterSpec) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
+// ManagementClusterStatus keeps ARO-HCP's field order. Everything but the conditions and
+// clusterServiceProvisionShardID is set by `register`; the fleet controllers only read it.
 type ManagementClusterStatus struct {
-	Conditions                     []Condition `json:"conditions,omitempty"`
-	AKSResourceID                  string      `json:"aksResourceID,omitempty"`
-	MaestroConsumerName            string      `json:"maestroConsumerName,omitempty"`
-	ClusterServiceProvisionShardID string      `json:"clusterServiceProvisionShardID,omitempty"`
-	KubeApplierCosmosContainerName string      `json:"kubeApplierCosmosContainerName,omitempty"`
+	Conditions                                           []Condition `json:"conditions,omitempty"`
+	AKSResourceID                                        string      `json:"aksResourceID,omitempty"`
+	PublicDNSZoneResourceID                              string      `json:"publicDNSZoneResourceID,omitempty"`
+	HostedClustersSecretsKeyVaultURL                     string      `json:"hostedClustersSecretsKeyVaultURL,omitempty"`
+	HostedClustersManagedIdentitiesKeyVaultURL           string      `json:"hostedClustersManagedIdentitiesKeyVaultURL,omitempty"`
+	HostedClustersSecretsKeyVaultManagedIdentityClientID string      `json:"hostedClustersSecretsKeyVaultManagedIdentityClientID,omitempty"`
+	MaestroConsumerName                                  string      `json:"maestroConsumerName,omitempty"`
+	MaestroRESTAPIURL                                    string      `json:"maestroRESTAPIURL,omitempty"`
+	MaestroGRPCTarget                                    string      `json:"maestroGRPCTarget,omitempty"`
+	// ClusterServiceProvisionShardID is the shard's CS path,
+	// /api/aro_hcp/v1alpha1/provision_shards/<id>.
+	ClusterServiceProvisionShardID string `json:"clusterServiceProvisionShardID,omitempty"`
+	KubeApplierCosmosContainerName string `json:"kubeApplierCosmosContainerName,omitempty"`
 	Object
 }
 
@@ -73,6 +100,26 @@ func (p *ManagementClusterStatus) UnmarshalJSON(b []byte) error { return decodeO
 func (p ManagementClusterStatus) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ManagementCluster = Document[ManagementClusterProperties]
+
+// ManagementCluster conditions. A condition whose type ends in
+// ManagementClusterRegistrationSuffix is a registration with a downstream service (ARO-HCP
+// also writes MaestroRegistered); Ready aggregates them.
+const (
+	ManagementClusterConditionReady                     = "Ready"
+	ManagementClusterConditionClustersServiceRegistered = "ClustersServiceRegistered"
+	ManagementClusterRegistrationSuffix                 = "Registered"
+
+	// Reasons of registration conditions.
+	ManagementClusterReasonRegistered = "Registered"
+	// ManagementClusterReasonCheckFailed keeps a registration True after a later check
+	// failed: the registration itself still stands.
+	ManagementClusterReasonCheckFailed        = "CheckFailed"
+	ManagementClusterReasonRegistrationFailed = "RegistrationFailed"
+
+	// Reasons of Ready.
+	ManagementClusterReasonAllRegistered          = "AllRegistered"
+	ManagementClusterReasonRegistrationIncomplete = "RegistrationIncomplete"
+)
 
 // ---- ManagementClusterScheduling (Fleet container, <mc>/scheduling/default) ----
 
@@ -131,6 +178,22 @@ func (p ScaleCeiling) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ManagementClusterScheduling = Document[ManagementClusterSchedulingProperties]
 
+// ManagementClusterScheduling conditions and their reasons.
+const (
+	SchedulingConditionCapacityDataCurrent = "CapacityDataCurrent"
+	SchedulingConditionScalingDataCurrent  = "ScalingDataCurrent"
+
+	SchedulingReasonDataCollected    = "DataCollected"
+	SchedulingReasonReportNotCurrent = "ReportNotCurrent"
+	// SchedulingReasonAgentPoolsUnavailable: the MC's agent pools could not be listed.
+	SchedulingReasonAgentPoolsUnavailable = "AgentPoolsUnavailable"
+	// SchedulingReasonNoWorkerPools: no agent pool carries the worker role label.
+	SchedulingReasonNoWorkerPools = "NoWorkerPools"
+	// SchedulingReasonUnknownVMSize: a worker pool's per-node capacity is known neither
+	// from the capacity report nor from the VM size table.
+	SchedulingReasonUnknownVMSize = "UnknownVMSize"
+)
+
 // ---- ReadDesire (kube-applier container of an MC, partition key = MC resource ID) ----
 
 type ReadDesireProperties struct {
@@ -176,3 +239,16 @@ func (p *ReadDesireStatus) UnmarshalJSON(b []byte) error { return decodeObject(b
 func (p ReadDesireStatus) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ReadDesire = Document[ReadDesireProperties]
+
+// NewManagementClusterScheduling returns an MC's scheduling document as ARO-HCP first
+// creates it, status {observedResources: {}, scaleCeiling: {}}, ready for Create.
+func NewManagementClusterScheduling(mc *ResourceID) (*ManagementClusterScheduling, error) {
+	id := SchedulingResourceID(mc)
+	pk, err := FleetPartitionKey(id)
+	if err != nil {
+		return nil, err
+	}
+	return NewDocument(id, pk, ManagementClusterSchedulingProperties{
+		Status: &SchedulingStatus{ObservedResources: &ObservedResources{}, ScaleCeiling: &ScaleCeiling{}},
+	}), nil
+}

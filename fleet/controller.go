@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hcpsched/hcpsched/fleet/agentpools"
+	"github.com/hcpsched/hcpsched/fleet/capacity"
+	"github.com/hcpsched/hcpsched/fleet/controllers"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database/cosmos"
+	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/process"
+)
+
+// Defaults of the controller command's own flags.
+const (
+	// DefaultAgentPoolSource reads agent pools from ARM.
+	DefaultAgentPoolSource = agentPoolSourceARM
+	// DefaultAzureCloud is the cloud of ARM and Cosmos authentication.
+	DefaultAzureCloud = "AzurePublic"
+	// component names the process in its Lease, user agent and metrics.
+	component = "fleet"
+)
+
+const (
+	agentPoolSourceARM    = "arm"
+	agentPoolSourceStatic = "static"
+)
+
+type controllerFlags struct {
+	shell                process.Options
+	cosmos               cosmos.Config
+	informers            informers.Options
+	clusterService       clusterservice.Config
+	region               string
+	workers              int
+	resyncPeriod         time.Duration
+	capacityPollInterval time.Duration
+	scaleCeilingInterval time.Duration
+	agentPoolSource      string
+	agentPoolFile        string
+	vmSizesFile          string
+	azureCloud           string
+}
+
+func parseControllerFlags(args []string, stderr io.Writer, lookup process.LookupEnvFunc) (controllerFlags, error) {
+	f := controllerFlags{
+		shell:                process.NewOptions(component),
+		workers:              controllers.DefaultWorkers,
+		resyncPeriod:         controllers.DefaultResyncPeriod,
+		capacityPollInterval: controllers.DefaultCapacityPollInterval,
+		scaleCeilingInterval: controllers.DefaultScaleCeilingInterval,
+		agentPoolSource:      DefaultAgentPoolSource,
+		azureCloud:           DefaultAzureCloud,
+	}
+	fs := flag.NewFlagSet("fleet controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.shell.AddFlags(fs)
+	cosmos.AddFlags(fs, &f.cosmos)
+	informers.AddFlags(fs, &f.informers)
+	clusterservice.AddFlags(fs, &f.clusterService)
+	fs.StringVar(&f.region, "region", "", "Azure region the management clusters are in; Cluster Service provision shards are created in it (required)")
+	fs.IntVar(&f.workers, "workers", f.workers, "Workers per controller")
+	fs.DurationVar(&f.resyncPeriod, "resync-period", f.resyncPeriod, "How often the registration, lifecycle and ReadDesire controllers revisit every management cluster")
+	fs.DurationVar(&f.capacityPollInterval, "capacity-poll-interval", f.capacityPollInterval, "How often each management cluster's capacity ReadDesire is point-read and mirrored")
+	fs.DurationVar(&f.scaleCeilingInterval, "scale-ceiling-interval", f.scaleCeilingInterval, "How often each management cluster's scale ceiling is recomputed from its agent pools")
+	fs.StringVar(&f.agentPoolSource, "agent-pool-source", f.agentPoolSource, "Where agent pools come from: arm (the Azure SDK with the default credential chain) or static (--agent-pool-file)")
+	fs.StringVar(&f.agentPoolFile, "agent-pool-file", "", "JSON file of agent pools per AKS resource ID (or \"*\"), in ARM's REST shape; for --agent-pool-source=static")
+	fs.StringVar(&f.vmSizesFile, "vm-sizes-file", "", "JSON file of per-node resources by VM size, laid over the built-in table, for pools without ready nodes in the capacity report")
+	fs.StringVar(&f.azureCloud, "azure-cloud", f.azureCloud, "Azure cloud: AzurePublic, AzureChina or AzureGovernment")
+	if err := process.Parse(fs, args, lookup); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return f, f.validate()
+}
+
+func (f controllerFlags) validate() error {
+	var errs []error
+	if f.cosmos.Endpoint == "" {
+		errs = append(errs, errors.New("--cosmos-endpoint is required"))
+	}
+	if f.clusterService.URL == "" {
+		errs = append(errs, errors.New("--clusters-service-url is required"))
+	}
+	if f.region == "" {
+		errs = append(errs, errors.New("--region is required"))
+	}
+	if f.workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers must be at least 1, got %d", f.workers))
+	}
+	for name, d := range map[string]time.Duration{
+		"--resync-period": f.resyncPeriod, "--capacity-poll-interval": f.capacityPollInterval, "--scale-ceiling-interval": f.scaleCeilingInterval,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	switch f.agentPoolSource {
+	case agentPoolSourceARM:
+	case agentPoolSourceStatic:
+		if f.agentPoolFile == "" {
+			errs = append(errs, errors.New("--agent-pool-file is required with --agent-pool-source=static"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--agent-pool-source must be %s or %s, got %q", agentPoolSourceARM, agentPoolSourceStatic, f.agentPoolSource))
+	}
+	if _, err := cloudConfiguration(f.azureCloud); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func cloudConfiguration(name string) (cloud.Configuration, error) {
+	switch name {
+	case "AzurePublic":
+		return cloud.AzurePublic, nil
+	case "AzureChina":
+		return cloud.AzureChina, nil
+	case "AzureGovernment":
+		return cloud.AzureGovernment, nil
+	}
+	return cloud.Configuration{}, fmt.Errorf("--azure-cloud must be AzurePublic, AzureChina or AzureGovernment, got %q", name)
+}
+
+func runController(ctx context.Context, args []string, stderr io.Writer) error {
+	f, err := parseControllerFlags(args, stderr, nil)
+	if err != nil {
+		return err
+	}
+	logger := process.ConfigureLogging(stderr, f.shell.LogLevel)
+	reg := prometheus.NewRegistry()
+	cloudConfig, _ := cloudConfiguration(f.azureCloud) // validated
+
+	f.cosmos.ClientOptions.Cloud = cloudConfig
+	store, err := cosmos.Open(f.cosmos, reg)
+	if err != nil {
+		return err
+	}
+	pools, err := agentPoolSource(f, cloudConfig)
+	if err != nil {
+		return err
+	}
+	sizes, err := capacity.LoadVMSizes(f.vmSizesFile)
+	if err != nil {
+		return err
+	}
+	f.clusterService.Agent = "hcpsched-" + component
+	f.clusterService.Logger = logger
+	f.clusterService.MetricsSubsystem = "hcpsched_fleet_clusters_service"
+	f.clusterService.MetricsRegisterer = reg
+	cs, err := clusterservice.New(ctx, f.clusterService)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+
+	f.informers.Logger, f.informers.Registerer = logger, reg
+	factory, err := informers.NewFactory(store, f.informers)
+	if err != nil {
+		return err
+	}
+	inf := controllers.NewInformers(factory)
+	metrics, err := controller.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	options := func(name string, resync time.Duration) controller.Options {
+		return controller.Options{Name: name, Workers: f.workers, ResyncPeriod: resync, Metrics: metrics, Logger: logger}
+	}
+	type builder interface {
+		Controller(controller.Options) (*controller.Controller, error)
+	}
+	var running []*controller.Controller
+	for _, b := range []struct {
+		builder
+		name   string
+		resync time.Duration
+	}{
+		{controllers.NewClustersServiceRegistration(inf, store, cs, f.region), controllers.ClustersServiceRegistrationControllerName, f.resyncPeriod},
+		{controllers.NewLifecycle(inf, store), controllers.LifecycleControllerName, f.resyncPeriod},
+		{controllers.NewCapacityReadDesire(inf, store), controllers.CapacityReadDesireControllerName, f.resyncPeriod},
+		// The two periodic controllers time themselves (see their docs): a resync would
+		// only add passes.
+		{controllers.NewCapacityReporting(inf, store, f.capacityPollInterval), controllers.CapacityReportingControllerName, 0},
+		{controllers.NewScaleCeiling(inf, store, pools, sizes, f.scaleCeilingInterval), controllers.ScaleCeilingControllerName, 0},
+	} {
+		c, err := b.Controller(options(b.name, b.resync))
+		if err != nil {
+			return fmt.Errorf("building %s: %w", b.name, err)
+		}
+		running = append(running, c)
+	}
+
+	return process.Run(ctx, f.shell, reg, logger, process.App{
+		StartCaches: func(ctx context.Context) error {
+			factory.Start(ctx)
+			return nil
+		},
+		WaitForCacheSync: factory.WaitForCacheSync,
+		RunControllers: func(ctx context.Context) error {
+			var wg sync.WaitGroup
+			for _, c := range running {
+				wg.Go(func() { _ = c.Run(ctx) })
+			}
+			wg.Wait()
+			return nil
+		},
+	})
+}
+
+func agentPoolSource(f controllerFlags, cloudConfig cloud.Configuration) (agentpools.Source, error) {
+	if f.agentPoolSource == agentPoolSourceStatic {
+		return agentpools.LoadStatic(f.agentPoolFile)
+	}
+	clientOptions := azcore.ClientOptions{Cloud: cloudConfig}
+	credential, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: clientOptions})
+	if err != nil {
+		return nil, fmt.Errorf("azure credential for ARM: %w", err)
+	}
+	return agentpools.NewARM(credential, &arm.ClientOptions{ClientOptions: clientOptions}), nil
+}

@@ -1,0 +1,103 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hcpsched/hcpsched/fleet/docwrite"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// CapacityReadDesireControllerName names the controller in logs and metrics.
+const CapacityReadDesireControllerName = "CapacityReadDesireController"
+
+// CapacityReadDesire makes sure each management cluster's kube-applier container holds the
+// ReadDesire ".../readdesires/capacity", which asks kube-applier to mirror the MC's
+// CapacityReport CR into Cosmos. kube-applier owns the ReadDesire's status; this
+// controller writes only its spec.
+//
+// No informer watches kube-applier containers, so the ReadDesire is point-read on every
+// pass (MC events and the resync).
+type CapacityReadDesire struct {
+	informers Informers
+	store     database.Store
+}
+
+// NewCapacityReadDesire returns the controller's reconciler.
+func NewCapacityReadDesire(inf Informers, store database.Store) *CapacityReadDesire {
+	return &CapacityReadDesire{informers: inf, store: store}
+}
+
+// Controller wires the reconciler to the MC cache.
+func (d *CapacityReadDesire) Controller(opts controller.Options) (*controller.Controller, error) {
+	return newController(opts, d.Reconcile,
+		trigger{d.informers.ManagementClusters, keyForManagementCluster},
+	)
+}
+
+// Reconcile ensures one management cluster's capacity ReadDesire.
+func (d *CapacityReadDesire) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	logger := controller.LoggerFrom(ctx)
+	mc, mcID, err := d.informers.managementCluster(key)
+	if mc == nil || err != nil {
+		return controller.Result{}, err
+	}
+	c, err := kubeApplierContainer(d.store, mc)
+	if err != nil {
+		// The MC's next update (register sets the name) brings it back.
+		logger.Info("cannot ensure the capacity ReadDesire yet", "reason", err.Error())
+		return controller.Result{}, nil
+	}
+	id := api.CapacityReadDesireResourceID(mcID)
+	pk := api.KubeApplierPartitionKey(mcID)
+
+	existing, err := database.Get[api.ReadDesireProperties](ctx, c, pk, id.String())
+	if errors.Is(err, database.ErrNotFound) {
+		doc := api.NewDocument(id, pk, api.ReadDesireProperties{Spec: &api.ReadDesireSpec{}})
+		setCapacityReadDesireSpec(doc.Properties.Spec, mcID)
+		created, err := docwrite.CreateIfAbsent(ctx, c, doc)
+		if created {
+			logger.Info("capacity ReadDesire created", "readDesire", id.String(), "container", c.Name())
+		}
+		return controller.Result{}, err
+	}
+	if err != nil {
+		return controller.Result{}, fmt.Errorf("reading %s from %s: %w", id, c.Name(), err)
+	}
+
+	updated := existing.DeepCopy()
+	if updated.Properties.Spec == nil {
+		updated.Properties.Spec = &api.ReadDesireSpec{}
+	}
+	setCapacityReadDesireSpec(updated.Properties.Spec, mcID)
+	outcome, err := docwrite.ReplaceIfChanged(ctx, c, existing, updated)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	switch outcome {
+	case docwrite.Conflicted:
+		logger.Info("capacity ReadDesire changed while being fixed; retrying", "readDesire", id.String())
+		return controller.Result{RequeueAfter: DefaultConflictRequeue}, nil
+	case docwrite.Written:
+		logger.Info("capacity ReadDesire spec restored", "readDesire", id.String())
+	}
+	return controller.Result{}, nil
+}
+
+// setCapacityReadDesireSpec points the spec at the cluster-scoped CapacityReport
+// "cluster", changing the existing objects in place so that fields other components
+// added to them survive.
+func setCapacityReadDesireSpec(spec *api.ReadDesireSpec, mcID *api.ResourceID) {
+	if !api.ResourceIDsEqual(spec.ManagementCluster, mcID.String()) {
+		spec.ManagementCluster = mcID.String()
+	}
+	if spec.TargetItem == nil {
+		spec.TargetItem = &api.TargetItem{}
+	}
+	t := spec.TargetItem
+	t.Group, t.Version, t.Resource = api.CapacityReportGroup, api.CapacityReportVersion, api.CapacityReportResource
+	t.Namespace, t.Name = "", api.CapacityReportName
+}

@@ -1,0 +1,174 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hcpsched/hcpsched/fleet/capacity"
+	"github.com/hcpsched/hcpsched/fleet/docwrite"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// CapacityReportingControllerName names the controller in logs and metrics.
+const CapacityReportingControllerName = "CapacityReportingController"
+
+// CapacityReporting mirrors each management cluster's capacity report into its scheduling
+// document, and in the same write drops the reservations (pendingAssignedClusters) of the
+// clusters the report now shows, ready or not: from then on the report counts them.
+//
+// The report is point-read on a timer rather than watched: one informer per kube-applier
+// container would cost a change-feed pump per management cluster for a document that
+// changes every 30 s anyway. Passes also start on MC and scheduling-document events, so a
+// 412 (the backend reserved capacity meanwhile) is retried as soon as the cache has the
+// newer document.
+type CapacityReporting struct {
+	informers Informers
+	store     database.Store
+	fleet     database.Container
+	interval  time.Duration
+	pacer     *pacer
+	now       func() time.Time
+}
+
+// NewCapacityReporting returns the controller's reconciler; interval is the polling
+// period (DefaultCapacityPollInterval when zero).
+func NewCapacityReporting(inf Informers, store database.Store, interval time.Duration) *CapacityReporting {
+	if interval <= 0 {
+		interval = DefaultCapacityPollInterval
+	}
+	return &CapacityReporting{
+		informers: inf, store: store, fleet: store.Container(api.FleetContainer),
+		interval: interval, pacer: newPacer(), now: time.Now,
+	}
+}
+
+// Controller wires the reconciler to the MC and scheduling caches.
+func (r *CapacityReporting) Controller(opts controller.Options) (*controller.Controller, error) {
+	return newController(opts, r.Reconcile,
+		trigger{r.informers.ManagementClusters, keyForManagementCluster},
+		trigger{r.informers.Schedulings, keyForManagementCluster},
+	)
+}
+
+// Reconcile mirrors one management cluster's report and schedules the next poll.
+func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	logger := controller.LoggerFrom(ctx)
+	r.pacer.started(key)
+	mc, mcID, err := r.informers.managementCluster(key)
+	if mc == nil || err != nil {
+		// A gone MC is polled no more: its pending timer, if any, fires once into here.
+		return controller.Result{}, err
+	}
+
+	report, err := readCapacityReport(ctx, r.store, mc, mcID)
+	if notObservedYet(err) {
+		logger.Debug("capacity report not observed yet", "reason", err.Error())
+		return r.pacer.after(key, r.interval), nil
+	}
+	if err != nil {
+		return controller.Result{}, err
+	}
+
+	cached, err := r.informers.Schedulings.Lister().Get(api.SchedulingResourceID(mcID).String())
+	if errors.Is(err, database.ErrNotFound) {
+		// Its creation comes back through the scheduling cache.
+		if err := createScheduling(ctx, r.fleet, mcID); err != nil {
+			return controller.Result{}, err
+		}
+		return r.pacer.after(key, r.interval), nil
+	}
+	if err != nil {
+		return controller.Result{}, err
+	}
+
+	updated := cached.DeepCopy()
+	dropped, err := mirrorReport(updated, report, r.now(), logger)
+	if err != nil {
+		return controller.Result{}, fmt.Errorf("mirroring the capacity report of %s: %w", mcID, err)
+	}
+	outcome, err := docwrite.ReplaceIfChanged(ctx, r.fleet, cached, updated)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	switch outcome {
+	case docwrite.Conflicted:
+		logger.Info("scheduling document changed since it was cached; retrying from the cache once the change feed delivers it")
+	case docwrite.Written:
+		logger.Debug("capacity report mirrored", "lastReportedAt", report.Status.LastReportedAt)
+		if len(dropped) > 0 {
+			logger.Info("reservations released: the clusters are now reported", "clusters", dropped)
+		}
+	}
+	return r.pacer.after(key, r.interval), nil
+}
+
+// mirrorReport writes the report into the scheduling document's fields this controller
+// owns and returns the reservations it dropped. Existing objects are changed in place so
+// that fields it does not know survive.
+func mirrorReport(doc *api.ManagementClusterScheduling, report *api.CapacityReport, now time.Time, logger *slog.Logger) ([]string, error) {
+	observed, err := capacity.Observe(report)
+	if err != nil {
+		return nil, err
+	}
+	if doc.Properties.Status == nil {
+		doc.Properties.Status = &api.SchedulingStatus{}
+	}
+	status := doc.Properties.Status
+	if status.ObservedResources == nil {
+		status.ObservedResources = &api.ObservedResources{}
+	}
+	o := status.ObservedResources
+	o.LastReportedAt = report.Status.LastReportedAt
+	o.Capacity, o.Usage, o.Requests = observed.Capacity, observed.Usage, observed.Requests
+
+	current := api.Condition{
+		Type: api.SchedulingConditionCapacityDataCurrent, Status: api.ConditionTrue,
+		Reason: api.SchedulingReasonDataCollected,
+	}
+	if !api.IsConditionTrue(report.Status.Conditions, api.CapacityReportConditionReportCurrent) {
+		current.Status, current.Reason = api.ConditionFalse, api.SchedulingReasonReportNotCurrent
+		current.Message = "CapacityReport CR's ReportCurrent condition is not True"
+	}
+	api.SetCondition(&status.Conditions, current, now)
+
+	hcps := report.Status.HostedControlPlanes
+	status.ReadyResourceIDs = validResourceIDs(hcps.ReadyResourceIDs, "readyResourceIDs", logger)
+	status.NotReadyResourceIDs = validResourceIDs(hcps.NotReadyResourceIDs, "notReadyResourceIDs", logger)
+
+	reported := map[string]bool{}
+	for _, id := range append(append([]string(nil), status.ReadyResourceIDs...), status.NotReadyResourceIDs...) {
+		reported[strings.ToLower(id)] = true
+	}
+	var kept, dropped []string
+	for _, id := range status.PendingAssignedClusters {
+		if reported[strings.ToLower(id)] {
+			dropped = append(dropped, id)
+		} else {
+			kept = append(kept, id)
+		}
+	}
+	if len(dropped) > 0 {
+		status.PendingAssignedClusters = kept
+	}
+	return dropped, nil
+}
+
+// validResourceIDs keeps the entries that parse as resource IDs, spelled as reported: IDs
+// from the agent keep the casing of the namespace annotation they came from.
+func validResourceIDs(ids []string, field string, logger *slog.Logger) []string {
+	var out []string
+	for _, id := range ids {
+		if _, err := api.ParseResourceID(id); err != nil {
+			logger.Warn("skipping an unusable entry of the capacity report", "field", field, "entry", id, "error", err.Error())
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hcpsched/hcpsched/fleet/docwrite"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// LifecycleControllerName names the controller in logs and metrics.
+const LifecycleControllerName = "LifecycleController"
+
+// Lifecycle keeps a management cluster's Ready condition: True exactly when every
+// registration condition on the document is True, ClustersServiceRegistered being
+// required. Registrations by other components (ARO-HCP's MaestroRegistered) count when
+// present, so hcpsched and ARO-HCP agree on Ready when both run.
+type Lifecycle struct {
+	informers Informers
+	fleet     database.Container
+	now       func() time.Time
+}
+
+// NewLifecycle returns the controller's reconciler.
+func NewLifecycle(inf Informers, store database.Store) *Lifecycle {
+	return &Lifecycle{informers: inf, fleet: store.Container(api.FleetContainer), now: time.Now}
+}
+
+// Controller wires the reconciler to the MC cache.
+func (l *Lifecycle) Controller(opts controller.Options) (*controller.Controller, error) {
+	return newController(opts, l.Reconcile,
+		trigger{l.informers.ManagementClusters, keyForManagementCluster},
+	)
+}
+
+// Reconcile aggregates one management cluster's registrations into Ready.
+func (l *Lifecycle) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	cached, _, err := l.informers.managementCluster(key)
+	if cached == nil || err != nil {
+		return controller.Result{}, err
+	}
+	var conditions []api.Condition
+	if cached.Properties.Status != nil {
+		conditions = cached.Properties.Status.Conditions
+	}
+	want := readyCondition(conditions)
+	if !l.needsWork(cached, want) {
+		return controller.Result{}, nil
+	}
+
+	updated := cached.DeepCopy()
+	if updated.Properties.Status == nil {
+		updated.Properties.Status = &api.ManagementClusterStatus{}
+	}
+	api.SetCondition(&updated.Properties.Status.Conditions, want, l.now())
+	outcome, err := docwrite.ReplaceIfChanged(ctx, l.fleet, cached, updated)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	logger := controller.LoggerFrom(ctx)
+	switch outcome {
+	case docwrite.Conflicted:
+		logger.Info("management cluster changed since it was cached; the change feed brings it back")
+	case docwrite.Written:
+		logger.Info("Ready condition set", "status", want.Status, "reason", want.Reason)
+	}
+	return controller.Result{}, nil
+}
+
+// needsWork: the MC's Ready condition says something else than it should.
+func (l *Lifecycle) needsWork(mc *api.ManagementCluster, want api.Condition) bool {
+	var conditions []api.Condition
+	if mc.Properties.Status != nil {
+		conditions = mc.Properties.Status.Conditions
+	}
+	have := api.FindCondition(conditions, api.ManagementClusterConditionReady)
+	return have == nil || have.Status != want.Status || have.Reason != want.Reason || have.Message != want.Message
+}
+
+// readyCondition derives Ready from the registration conditions, listing the pending ones
+// in document order.
+func readyCondition(conditions []api.Condition) api.Condition {
+	var pending []string
+	if api.FindCondition(conditions, api.ManagementClusterConditionClustersServiceRegistered) == nil {
+		pending = append(pending, api.ManagementClusterConditionClustersServiceRegistered)
+	}
+	for _, c := range conditions {
+		if strings.HasSuffix(c.Type, api.ManagementClusterRegistrationSuffix) && c.Status != api.ConditionTrue {
+			pending = append(pending, c.Type)
+		}
+	}
+	if len(pending) == 0 {
+		return api.Condition{
+			Type: api.ManagementClusterConditionReady, Status: api.ConditionTrue,
+			Reason: api.ManagementClusterReasonAllRegistered, Message: "All downstream registrations completed successfully",
+		}
+	}
+	return api.Condition{
+		Type: api.ManagementClusterConditionReady, Status: api.ConditionFalse,
+		Reason:  api.ManagementClusterReasonRegistrationIncomplete,
+		Message: fmt.Sprintf("Pending downstream registrations: %s", strings.Join(pending, ", ")),
+	}
+}

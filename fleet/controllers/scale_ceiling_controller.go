@@ -1,0 +1,163 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hcpsched/hcpsched/fleet/agentpools"
+	"github.com/hcpsched/hcpsched/fleet/capacity"
+	"github.com/hcpsched/hcpsched/fleet/docwrite"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// ScaleCeilingControllerName names the controller in logs and metrics.
+const ScaleCeilingControllerName = "ScaleCeilingController"
+
+// ScaleCeiling computes what each management cluster could hold with every worker pool
+// scaled to its maximum, from the MC's AKS agent pools, and writes it with a
+// lastReportedAt heartbeat into the scheduling document.
+//
+// Listing agent pools is an ARM call, so the cached scheduling document gates the work: a
+// pass only recomputes once the ceiling's lastReportedAt is an interval old. Events in
+// between (every capacity mirror writes the scheduling document) cost nothing.
+type ScaleCeiling struct {
+	informers Informers
+	store     database.Store
+	fleet     database.Container
+	pools     agentpools.Source
+	sizes     capacity.VMSizes
+	interval  time.Duration
+	pacer     *pacer
+	now       func() time.Time
+}
+
+// NewScaleCeiling returns the controller's reconciler; interval is the recompute period
+// (DefaultScaleCeilingInterval when zero).
+func NewScaleCeiling(inf Informers, store database.Store, pools agentpools.Source, sizes capacity.VMSizes, interval time.Duration) *ScaleCeiling {
+	if interval <= 0 {
+		interval = DefaultScaleCeilingInterval
+	}
+	return &ScaleCeiling{
+		informers: inf, store: store, fleet: store.Container(api.FleetContainer),
+		pools: pools, sizes: sizes, interval: interval, pacer: newPacer(), now: time.Now,
+	}
+}
+
+// Controller wires the reconciler to the MC and scheduling caches.
+func (s *ScaleCeiling) Controller(opts controller.Options) (*controller.Controller, error) {
+	return newController(opts, s.Reconcile,
+		trigger{s.informers.ManagementClusters, keyForManagementCluster},
+		trigger{s.informers.Schedulings, keyForManagementCluster},
+	)
+}
+
+// Reconcile recomputes one management cluster's ceiling when it is due.
+func (s *ScaleCeiling) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	logger := controller.LoggerFrom(ctx)
+	s.pacer.started(key)
+	mc, mcID, err := s.informers.managementCluster(key)
+	if mc == nil || err != nil {
+		// A gone MC is polled no more: its pending timer, if any, fires once into here.
+		return controller.Result{}, err
+	}
+	if mc.Properties.Status == nil || mc.Properties.Status.AKSResourceID == "" {
+		// register sets it; that update brings the MC back.
+		logger.Info("management cluster has no status.aksResourceID yet")
+		return controller.Result{}, nil
+	}
+	cached, err := s.informers.Schedulings.Lister().Get(api.SchedulingResourceID(mcID).String())
+	if errors.Is(err, database.ErrNotFound) {
+		// Its creation comes back through the scheduling cache.
+		return controller.Result{}, createScheduling(ctx, s.fleet, mcID)
+	}
+	if err != nil {
+		return controller.Result{}, err
+	}
+	now := s.now()
+	if wait := s.untilDue(cached, now); wait > 0 {
+		return s.pacer.after(key, wait), nil
+	}
+
+	updated := cached.DeepCopy()
+	syncErr := s.compute(ctx, updated, mc, mcID, now)
+	outcome, err := docwrite.ReplaceIfChanged(ctx, s.fleet, cached, updated)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	switch outcome {
+	case docwrite.Conflicted:
+		logger.Info("scheduling document changed since it was cached; the change feed brings it back")
+	case docwrite.Written:
+		ceiling := updated.Properties.Status.ScaleCeiling
+		logger.Debug("scale ceiling written", "capacity", ceiling.Capacity)
+	}
+	if syncErr != nil {
+		return controller.Result{}, syncErr
+	}
+	return s.pacer.after(key, s.interval), nil
+}
+
+// untilDue is how long the cached ceiling stays current; zero when it must be recomputed.
+func (s *ScaleCeiling) untilDue(doc *api.ManagementClusterScheduling, now time.Time) time.Duration {
+	status := doc.Properties.Status
+	if status == nil || status.ScaleCeiling == nil || status.ScaleCeiling.LastReportedAt.IsZero() ||
+		api.FindCondition(status.Conditions, api.SchedulingConditionScalingDataCurrent) == nil {
+		return 0
+	}
+	return max(status.ScaleCeiling.LastReportedAt.Add(s.interval).Sub(now), 0)
+}
+
+// compute sets scaleCeiling and ScalingDataCurrent on doc. When the agent pools cannot be
+// listed it records that and keeps the previous ceiling, and returns the error to retry.
+func (s *ScaleCeiling) compute(ctx context.Context, doc *api.ManagementClusterScheduling, mc *api.ManagementCluster, mcID *api.ResourceID, now time.Time) error {
+	if doc.Properties.Status == nil {
+		doc.Properties.Status = &api.SchedulingStatus{}
+	}
+	status := doc.Properties.Status
+	aks := mc.Properties.Status.AKSResourceID
+	condition := api.Condition{Type: api.SchedulingConditionScalingDataCurrent}
+
+	pools, err := s.pools.List(ctx, aks)
+	if err != nil {
+		// A fixed message: the error text changes per request and would rewrite the
+		// document on every retry. The error itself is logged by the controller.
+		condition.Status, condition.Reason = api.ConditionFalse, api.SchedulingReasonAgentPoolsUnavailable
+		condition.Message = fmt.Sprintf("listing the agent pools of %s failed", aks)
+		api.SetCondition(&status.Conditions, condition, now)
+		return fmt.Errorf("scale ceiling of %s: %w", mcID, err)
+	}
+	report, err := readCapacityReport(ctx, s.store, mc, mcID)
+	switch {
+	case notObservedYet(err):
+		report = nil // the VM size table stands in until the report exists
+	case err != nil:
+		return err
+	}
+	ceiling, err := capacity.ComputeCeiling(report, pools, s.sizes)
+	if err != nil {
+		return fmt.Errorf("scale ceiling of %s: %w", mcID, err)
+	}
+
+	if status.ScaleCeiling == nil {
+		status.ScaleCeiling = &api.ScaleCeiling{}
+	}
+	status.ScaleCeiling.Capacity = ceiling.Capacity
+	status.ScaleCeiling.LastReportedAt = now.UTC().Truncate(time.Second)
+	switch {
+	case ceiling.WorkerPools == 0:
+		condition.Status, condition.Reason = api.ConditionFalse, api.SchedulingReasonNoWorkerPools
+		condition.Message = fmt.Sprintf("no agent pool of %s has the node label %s=%s", aks, agentpools.RoleLabel, agentpools.WorkerRole)
+	case len(ceiling.Unresolved) > 0:
+		condition.Status, condition.Reason = api.ConditionFalse, api.SchedulingReasonUnknownVMSize
+		condition.Message = "per-node capacity unknown (not in the capacity report nor the VM size table): " + strings.Join(ceiling.Unresolved, ", ")
+	default:
+		condition.Status, condition.Reason = api.ConditionTrue, api.SchedulingReasonDataCollected
+	}
+	api.SetCondition(&status.Conditions, condition, now)
+	return nil
+}

@@ -1,0 +1,21 @@
+package controllers
+
+import (
+	"context"
+
+	"github.com/hcpsched/hcpsched/fleet/docwrite"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// createScheduling creates the MC's scheduling document, empty, when the cache has none.
+// Another writer may have created it since the cache was filled: a conflict is fine, the
+// change feed brings the document either way.
+func createScheduling(ctx context.Context, fleet database.Container, mcID *api.ResourceID) error {
+	doc, err := api.NewManagementClusterScheduling(mcID)
+	if err != nil {
+		return err
+	}
+	_, err = docwrite.CreateIfAbsent(ctx, fleet, doc)
+	return err
+}

@@ -1,0 +1,181 @@
+// Package register creates or updates a stamp and its management cluster in the Fleet
+// container, the way ARO-HCP's `fleet register` does, and creates the management
+// cluster's scheduling document so that placement has a document to reserve capacity on
+// from the start.
+package register
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/hcpsched/hcpsched/fleet/docwrite"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// stampPattern keeps stamp identifiers to one path segment of a resource ID.
+var stampPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+
+// DefaultConflictRetries bounds how often a write that lost an etag race is redone from a
+// fresh read.
+const DefaultConflictRetries = 5
+
+// Options are what register writes. Stamp, SchedulingPolicy, AKSResourceID and
+// KubeApplierCosmosContainerName are required; the rest are needed before Cluster
+// Service registration can create the provision shard, and when left empty keep the
+// stored value.
+type Options struct {
+	Stamp string
+	// AutoApprove records Approved=True on the stamp; without it an existing approval
+	// is left as it is and a new stamp waits for an operator.
+	AutoApprove bool
+
+	SchedulingPolicy                                     string
+	AKSResourceID                                        string
+	PublicDNSZoneResourceID                              string
+	HostedClustersSecretsKeyVaultURL                     string
+	HostedClustersManagedIdentitiesKeyVaultURL           string
+	HostedClustersSecretsKeyVaultManagedIdentityClientID string
+	MaestroConsumerName                                  string
+	MaestroRESTAPIURL                                    string
+	MaestroGRPCTarget                                    string
+	KubeApplierCosmosContainerName                       string
+}
+
+// Validate reports every missing or invalid option at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Stamp == "" {
+		errs = append(errs, errors.New("--stamp-identifier is required"))
+	} else if !stampPattern.MatchString(o.Stamp) {
+		errs = append(errs, fmt.Errorf("--stamp-identifier %q must be letters, digits and '-'", o.Stamp))
+	}
+	if o.SchedulingPolicy != api.Schedulable && o.SchedulingPolicy != api.Unschedulable {
+		errs = append(errs, fmt.Errorf("--scheduling-policy must be %s or %s, got %q", api.Schedulable, api.Unschedulable, o.SchedulingPolicy))
+	}
+	if o.AKSResourceID == "" {
+		errs = append(errs, errors.New("--aks-resource-id is required"))
+	} else if _, err := api.ParseResourceID(o.AKSResourceID); err != nil {
+		errs = append(errs, fmt.Errorf("--aks-resource-id: %w", err))
+	}
+	if o.PublicDNSZoneResourceID != "" {
+		if _, err := api.ParseResourceID(o.PublicDNSZoneResourceID); err != nil {
+			errs = append(errs, fmt.Errorf("--public-dns-zone-resource-id: %w", err))
+		}
+	}
+	if o.KubeApplierCosmosContainerName == "" {
+		errs = append(errs, errors.New("--kube-applier-cosmos-container-name is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Run writes the stamp, then the management cluster, then (if missing) the scheduling
+// document. Each step is a create, or a read-modify-write under If-Match that is skipped
+// when nothing changes, so running it again is harmless.
+func Run(ctx context.Context, store database.Store, o Options, now time.Time) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	fleet := store.Container(api.FleetContainer)
+	stampID := api.StampResourceID(o.Stamp)
+	mcID := api.ManagementClusterResourceID(o.Stamp)
+	pk, err := api.FleetPartitionKey(stampID)
+	if err != nil {
+		return err
+	}
+
+	err = upsert(ctx, fleet, stampID, pk, func(p *api.StampProperties) {
+		if p.LegacyResourceID == "" {
+			p.LegacyResourceID = stampID.String()
+		}
+		if p.Spec == nil {
+			p.Spec = &api.StampSpec{}
+		}
+		if o.AutoApprove {
+			if p.Status == nil {
+				p.Status = &api.StampStatus{}
+			}
+			api.SetCondition(&p.Status.Conditions, api.Condition{
+				Type: api.StampConditionApproved, Status: api.ConditionTrue,
+				Reason: api.StampReasonAutoApproved, Message: "Auto-approved during registration",
+			}, now)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("registering stamp %s: %w", o.Stamp, err)
+	}
+
+	err = upsert(ctx, fleet, mcID, pk, func(p *api.ManagementClusterProperties) {
+		if p.LegacyResourceID == "" {
+			p.LegacyResourceID = mcID.String()
+		}
+		if p.Spec == nil {
+			p.Spec = &api.ManagementClusterSpec{}
+		}
+		p.Spec.SchedulingPolicy = o.SchedulingPolicy
+		if p.Status == nil {
+			p.Status = &api.ManagementClusterStatus{}
+		}
+		s := p.Status
+		s.AKSResourceID = o.AKSResourceID
+		s.KubeApplierCosmosContainerName = o.KubeApplierCosmosContainerName
+		// Optional values left out keep what is stored: re-running register with fewer
+		// flags must not take away what Cluster Service registration needs.
+		for _, f := range []struct {
+			field *string
+			value string
+		}{
+			{&s.PublicDNSZoneResourceID, o.PublicDNSZoneResourceID},
+			{&s.HostedClustersSecretsKeyVaultURL, o.HostedClustersSecretsKeyVaultURL},
+			{&s.HostedClustersManagedIdentitiesKeyVaultURL, o.HostedClustersManagedIdentitiesKeyVaultURL},
+			{&s.HostedClustersSecretsKeyVaultManagedIdentityClientID, o.HostedClustersSecretsKeyVaultManagedIdentityClientID},
+			{&s.MaestroConsumerName, o.MaestroConsumerName},
+			{&s.MaestroRESTAPIURL, o.MaestroRESTAPIURL},
+			{&s.MaestroGRPCTarget, o.MaestroGRPCTarget},
+		} {
+			if f.value != "" {
+				*f.field = f.value
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("registering management cluster %s: %w", mcID, err)
+	}
+
+	scheduling, err := api.NewManagementClusterScheduling(mcID)
+	if err != nil {
+		return err
+	}
+	_, err = docwrite.CreateIfAbsent(ctx, fleet, scheduling)
+	return err
+}
+
+// upsert creates the document with apply's fields, or applies them to the stored one and
+// replaces it if anything changed, redoing the read on a lost etag race.
+func upsert[P any](ctx context.Context, c database.Container, id *api.ResourceID, pk string, apply func(*P)) error {
+	for range DefaultConflictRetries {
+		existing, err := database.Get[P](ctx, c, pk, id.String())
+		if errors.Is(err, database.ErrNotFound) {
+			var p P
+			apply(&p)
+			_, err := database.Create(ctx, c, api.NewDocument(id, pk, p))
+			if errors.Is(err, database.ErrConflict) {
+				continue // created meanwhile: update it instead
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		updated := existing.DeepCopy()
+		apply(&updated.Properties)
+		outcome, err := docwrite.ReplaceIfChanged(ctx, c, existing, updated)
+		if err != nil || outcome != docwrite.Conflicted {
+			return err
+		}
+	}
+	return fmt.Errorf("%s kept changing while being written; gave up after %d attempts", id, DefaultConflictRetries)
+}
