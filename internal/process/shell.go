@@ -217,12 +217,17 @@ func (s *Shell) Run(ctx context.Context, app App) error {
 		"healthAddress", s.HealthAddr().String(),
 		"leaderElect", s.opts.LeaderElect)
 
+	// The lifecycle's context ends only after the process is marked unready, so nothing
+	// it runs can see the shutdown before /readyz does.
+	lifeCtx, cancelLife := context.WithCancelCause(context.WithoutCancel(runCtx))
+	defer cancelLife(nil)
 	stopShutdownNotice := context.AfterFunc(runCtx, func() {
 		s.logger.Info("shutting down", "cause", context.Cause(runCtx).Error())
 		s.beginShutdown()
+		cancelLife(context.Cause(runCtx))
 	})
 
-	runErr := s.lifecycle(runCtx, app)
+	runErr := s.lifecycle(lifeCtx, app)
 	stopShutdownNotice()
 
 	deadline := s.beginShutdown()
