@@ -179,6 +179,7 @@ func TestBackendAgainstEmulator(t *testing.T) {
 			"--log-level=debug",
 			"--changefeed-poll-interval=100ms",
 			"--management-cluster-placement-sync-requeue-after=200ms",
+			"--placement-requeue-after=200ms",
 		}, logs)
 	}()
 	t.Cleanup(func() {
@@ -202,7 +203,8 @@ func TestBackendAgainstEmulator(t *testing.T) {
 	}, timeout, flowtest.Tick)
 	assert.Empty(t, flowtest.ClusterPosts(t, cs), "nothing is created in CS before placement")
 
-	flowtest.Place(t, resources, cluster, mcA, timeout)
+	// Capacity appears on MC 1 only: placement chooses it.
+	flowtest.StoreScheduling(t, fleet, mcA, 30, 0)
 
 	created := flowtest.WaitForCluster(t, resources, cluster, timeout, "Cluster Service ID recorded",
 		func(p api.ClusterServiceProviderProperties) bool { return p.ClusterServiceID != "" })

@@ -61,7 +61,7 @@ func TestPendingCleanupRules(t *testing.T) {
 			want = append(want, rid.Key())
 		}
 	}
-	storeScheduling(t, e.fleet, here, 300, 0, pending...)
+	flowtest.StoreScheduling(t, e.fleet, here, 300, 0, pending...)
 	e.startCaches(t)
 	require.Eventually(t, func() bool {
 		return len(e.deps.Informers.ServiceProviderClusters.Lister().List()) == len(entries)-1 &&

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
@@ -106,7 +107,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 			Status: &api.ManagementClusterStatus{Conditions: []api.Condition{{Type: "Ready", Status: api.ConditionTrue}}},
 		}))
 		require.NoError(t, err)
-		storeScheduling(t, fleet, mc, ceiling, 0)
+		flowtest.StoreScheduling(t, fleet, mc, ceiling, 0)
 	}
 	cost := map[string]int{}
 	for i := range 18 {

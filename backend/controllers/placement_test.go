@@ -17,31 +17,6 @@ import (
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
-// storeScheduling writes an MC's scheduling document as the fleet keeps it: fresh
-// capacity data, a swift-NIC ceiling and usage, and optional reservations.
-func storeScheduling(t testing.TB, fleet database.Container, mc *api.ResourceID, ceiling, usage int, pending ...string) {
-	t.Helper()
-	pk, err := api.FleetPartitionKey(mc)
-	require.NoError(t, err)
-	now := time.Now().UTC().Truncate(time.Second)
-	_, err = database.Create(t.Context(), fleet, api.NewDocument(api.SchedulingResourceID(mc), pk, api.ManagementClusterSchedulingProperties{
-		Status: schedulingStatus(now, ceiling, usage, pending...),
-	}))
-	require.NoError(t, err)
-}
-
-func schedulingStatus(at time.Time, ceiling, usage int, pending ...string) *api.SchedulingStatus {
-	return &api.SchedulingStatus{
-		Conditions: []api.Condition{
-			{Type: "CapacityDataCurrent", Status: api.ConditionTrue, Reason: "DataCollected", LastTransitionTime: at},
-			{Type: "ScalingDataCurrent", Status: api.ConditionTrue, Reason: "DataCollected", LastTransitionTime: at},
-		},
-		ObservedResources:       &api.ObservedResources{LastReportedAt: at, Usage: api.ResourceList{api.SwiftNIC: fmt.Sprint(usage)}},
-		ScaleCeiling:            &api.ScaleCeiling{LastReportedAt: at, Capacity: api.ResourceList{api.SwiftNIC: fmt.Sprint(ceiling)}},
-		PendingAssignedClusters: pending,
-	}
-}
-
 func getScheduling(t testing.TB, fleet database.Container, mc *api.ResourceID) *api.ManagementClusterScheduling {
 	t.Helper()
 	pk, err := api.FleetPartitionKey(mc)
@@ -79,8 +54,8 @@ func TestPlacementHappyPath(t *testing.T) {
 	e := newPlacementEnv(t)
 	full := flowtest.CreateManagementCluster(t, e.fleet, "1", flowtest.RegisterShard(t, e.csClient, 1))
 	roomy := flowtest.CreateManagementCluster(t, e.fleet, "2", flowtest.RegisterShard(t, e.csClient, 2))
-	storeScheduling(t, e.fleet, full, 30, 28)
-	storeScheduling(t, e.fleet, roomy, 30, 3)
+	flowtest.StoreScheduling(t, e.fleet, full, 30, 28)
+	flowtest.StoreScheduling(t, e.fleet, roomy, 30, 3)
 	e.run(t)
 
 	cluster := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("Placed")))
@@ -133,7 +108,7 @@ func gaugeByMC(t *testing.T, e *testEnv, name, mc string) float64 {
 func TestPlacementWaitsForCapacity(t *testing.T) {
 	e := newPlacementEnv(t)
 	mc := flowtest.CreateManagementCluster(t, e.fleet, "1", flowtest.RegisterShard(t, e.csClient, 1))
-	storeScheduling(t, e.fleet, mc, 30, 29)
+	flowtest.StoreScheduling(t, e.fleet, mc, 30, 29)
 	e.run(t)
 	cluster := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("Waiting")))
 
@@ -164,8 +139,8 @@ func TestPlacementReusesReservation(t *testing.T) {
 	cluster := clusterID("Crashed")
 	roomy := flowtest.CreateManagementCluster(t, e.fleet, "1", "")
 	reserved := flowtest.CreateManagementCluster(t, e.fleet, "2", "")
-	storeScheduling(t, e.fleet, roomy, 300, 0)
-	storeScheduling(t, e.fleet, reserved, 30, 0, cluster.Key())
+	flowtest.StoreScheduling(t, e.fleet, roomy, 300, 0)
+	flowtest.StoreScheduling(t, e.fleet, reserved, 30, 0, cluster.Key())
 	// The cluster and its SPC were stored before the crash, with the reservation.
 	flowtest.StoreCluster(t, e.resources, newCluster(cluster))
 	storeSPC(t, e.resources, cluster)
@@ -195,8 +170,8 @@ func TestPlacementOfClustersClusterServiceKnows(t *testing.T) {
 			e := newPlacementEnv(t)
 			owner := flowtest.CreateManagementCluster(t, e.fleet, "1", flowtest.RegisterShard(t, e.csClient, 1))
 			other := flowtest.CreateManagementCluster(t, e.fleet, "2", flowtest.RegisterShard(t, e.csClient, 2))
-			storeScheduling(t, e.fleet, owner, 30, 27)
-			storeScheduling(t, e.fleet, other, 300, 0)
+			flowtest.StoreScheduling(t, e.fleet, owner, 30, 27)
+			flowtest.StoreScheduling(t, e.fleet, other, 300, 0)
 			csID := clusterservice.NewClusterID()
 			href, err := clusterservice.ClusterHREF(csID)
 			require.NoError(t, err)
@@ -296,7 +271,7 @@ func TestPlacementGates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newPlacementEnv(t)
 			mc := flowtest.CreateManagementCluster(t, e.fleet, "1", "")
-			storeScheduling(t, e.fleet, mc, 30, 0)
+			flowtest.StoreScheduling(t, e.fleet, mc, 30, 0)
 			rid := clusterID(fmt.Sprintf("Gated%d", i))
 			flowtest.StoreCluster(t, e.resources, newCluster(rid, tt.mutate))
 			storeSPC(t, e.resources, rid, func(s *api.ServiceProviderCluster) {

@@ -217,3 +217,29 @@ func (b *LogBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// StoreScheduling writes an MC's scheduling document as the fleet keeps it: fresh
+// capacity data, a swift-NIC ceiling and usage, and optional reservations.
+func StoreScheduling(t testing.TB, fleet database.Container, mc *api.ResourceID, ceiling, usage int, pending ...string) {
+	t.Helper()
+	pk, err := api.FleetPartitionKey(mc)
+	require.NoError(t, err)
+	now := time.Now().UTC().Truncate(time.Second)
+	_, err = database.Create(t.Context(), fleet, api.NewDocument(api.SchedulingResourceID(mc), pk, api.ManagementClusterSchedulingProperties{
+		Status: SchedulingStatus(now, ceiling, usage, pending...),
+	}))
+	require.NoError(t, err)
+}
+
+// SchedulingStatus is a fresh, current scheduling status with a swift-NIC ceiling and usage.
+func SchedulingStatus(at time.Time, ceiling, usage int, pending ...string) *api.SchedulingStatus {
+	return &api.SchedulingStatus{
+		Conditions: []api.Condition{
+			{Type: "CapacityDataCurrent", Status: api.ConditionTrue, Reason: "DataCollected", LastTransitionTime: at},
+			{Type: "ScalingDataCurrent", Status: api.ConditionTrue, Reason: "DataCollected", LastTransitionTime: at},
+		},
+		ObservedResources:       &api.ObservedResources{LastReportedAt: at, Usage: api.ResourceList{api.SwiftNIC: fmt.Sprint(usage)}},
+		ScaleCeiling:            &api.ScaleCeiling{LastReportedAt: at, Capacity: api.ResourceList{api.SwiftNIC: fmt.Sprint(ceiling)}},
+		PendingAssignedClusters: pending,
+	}
+}
