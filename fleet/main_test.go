@@ -6,13 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -131,23 +130,6 @@ func TestRegisterFlags(t *testing.T) {
 	assert.Equal(t, DefaultRegisterTimeout, f.timeout)
 }
 
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // The binary, as it is deployed, on the Cosmos emulator (or the account in
 // HCPSCHED_COSMOS_ENDPOINT) with a fake Cluster Service: register a management cluster,
 // run the controllers, play kube-applier and the backend, and watch the scheduling
@@ -201,7 +183,7 @@ func TestFleetAgainstEmulator(t *testing.T) {
 	)
 	require.NoError(t, run(t.Context(), register, io.Discard))
 
-	logs := &logBuffer{}
+	logs := &logbuffer.Buffer{}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	controller := append([]string{"controller"}, cosmosFlags...)

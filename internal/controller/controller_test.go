@@ -1,10 +1,10 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -29,12 +29,12 @@ type harness struct {
 	reg     *prometheus.Registry
 	metrics *Metrics
 	ctrl    *Controller
-	logs    *syncBuffer
+	logs    *logbuffer.Buffer
 }
 
 func newHarness(t *testing.T, opts Options, fn ReconcileFunc) *harness {
 	t.Helper()
-	h := &harness{reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	h := &harness{reg: prometheus.NewRegistry(), logs: &logbuffer.Buffer{}}
 	var err error
 	h.metrics, err = NewMetrics(h.reg)
 	require.NoError(t, err)
@@ -223,21 +223,4 @@ func TestKeyForType(t *testing.T) {
 			assert.Equal(t, tt.want, KeyForType(tt.typ)(tt.obj))
 		})
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,13 +1,12 @@
 package process
 
 import (
-	"bytes"
 	"context"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,36 +17,18 @@ import (
 
 // klogOutput receives everything klog logs during the tests. klog's logger is global
 // and not synchronised, so it is configured once, before any test starts a goroutine.
-var klogOutput = &syncBuffer{}
+var klogOutput = &logbuffer.Buffer{}
 
 func TestMain(m *testing.M) {
 	ConfigureLogging(klogOutput, slog.LevelInfo)
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testLogger collects a test's logs and prints them only if it fails. It never writes
 // to t after the test ends, which client-go's asynchronous callbacks could otherwise do.
 func testLogger(t *testing.T) *slog.Logger {
 	t.Helper()
-	buf := &syncBuffer{}
+	buf := &logbuffer.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("process logs:\n%s", buf.String())

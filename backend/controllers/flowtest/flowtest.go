@@ -8,9 +8,9 @@ package flowtest
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -201,22 +201,7 @@ func CreatedClusters(t testing.TB, cs *fake.Server) []PostedCluster {
 }
 
 // LogBuffer collects a logger's output for assertions; safe for concurrent writers.
-type LogBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *LogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *LogBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type LogBuffer = logbuffer.Buffer
 
 // StoreScheduling writes an MC's scheduling document as the fleet keeps it: fresh
 // capacity data, a swift-NIC ceiling and usage, and optional reservations.
