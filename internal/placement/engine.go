@@ -83,7 +83,7 @@ func filterSchedulable(_ *evaluation, c Candidate) (Reason, string) {
 }
 
 func filterReady(_ *evaluation, c Candidate) (Reason, string) {
-	if st := c.ManagementCluster.Properties.Status; st == nil || !api.IsConditionTrue(st.Conditions, "Ready") {
+	if st := c.ManagementCluster.Properties.Status; st == nil || !api.IsConditionTrue(st.Conditions, api.ManagementClusterConditionReady) {
 		return ReasonNotReady, "Ready is not True"
 	}
 	return "", ""
@@ -104,7 +104,7 @@ func filterHasSchedulingData(e *evaluation, c Candidate) (Reason, string) {
 
 func filterFreshData(e *evaluation, c Candidate) (Reason, string) {
 	st := schedulingStatus(c)
-	for _, cond := range []string{"CapacityDataCurrent", "ScalingDataCurrent"} {
+	for _, cond := range []string{api.SchedulingConditionCapacityDataCurrent, api.SchedulingConditionScalingDataCurrent} {
 		if !api.IsConditionTrue(st.Conditions, cond) {
 			return ReasonStaleCapacityData, cond + " is not True"
 		}
