@@ -7,7 +7,7 @@ GO ?= go
 EMULATOR_PORT ?= 8081
 GOTEST_FLAGS ?= -race -count=1
 
-.PHONY: all build test lint fmt vet staticcheck emulator emulator-deps run bench clean
+.PHONY: all build test lint fmt vet staticcheck emulator emulator-deps run bench clean promtool alerts-test
 
 all: build
 
@@ -28,8 +28,24 @@ emulator: emulator-deps
 # The -json stream goes through tools/testsummary, which prints each package's result,
 # where the store conformance suite ran, and "N passed, N failed, N skipped"; a skipped
 # test fails the run.
-test: emulator-deps lint
+test: emulator-deps lint alerts-test
 	set -o pipefail; $(GO) test $(GOTEST_FLAGS) -json ./... ./tools/... | $(GO) run ./tools/testsummary
+
+# promtool comes from Debian's prometheus package (it ships /usr/bin/promtool), pinned to
+# the version the alert unit tests were written against; installing it starts no server.
+PROMTOOL ?= promtool
+PROMTOOL_DEB_VERSION ?= 2.42.0+ds-5+deb12u1
+
+## promtool: install promtool at the pinned version when it is missing or another version.
+promtool:
+	@if [ "$$(dpkg-query -W -f='$${Version}' prometheus 2>/dev/null)" != "$(PROMTOOL_DEB_VERSION)" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus=$(PROMTOOL_DEB_VERSION); \
+	fi
+	@$(PROMTOOL) --version | head -n 1
+
+## alerts-test: promtool's rule checks and unit tests of observability/alerts.
+alerts-test: promtool
+	PROMTOOL=$(PROMTOOL) observability/alerts/test.sh
 
 lint: fmt vet staticcheck
 

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hcpsched/hcpsched/backend/controllers"
+	clustermetrics "github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
@@ -151,6 +152,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	caches := controllers.NewInformers(factory)
 	if err := reg.Register(controllers.NewCapacityCollector(caches, cfg.placement)); err != nil {
 		return fmt.Errorf("capacity metrics: %w", err)
+	}
+	if err := reg.Register(clustermetrics.NewCollector(caches, cfg.placement, nil)); err != nil {
+		return fmt.Errorf("cluster metrics: %w", err)
 	}
 	ctrls, err := controllers.Build(controllers.Deps{
 		Resources:        store.Container(api.ResourcesContainer),

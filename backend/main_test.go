@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +18,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
-	"github.com/hcpsched/hcpsched/internal/database/emulator"
+	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
@@ -131,24 +128,9 @@ func TestFlagValidation(t *testing.T) {
 // emulator (or the account in HCPSCHED_COSMOS_ENDPOINT) and a fake Cluster Service.
 func TestBackendAgainstEmulator(t *testing.T) {
 	const timeout = 30 * time.Second
-	endpoint, key := os.Getenv("HCPSCHED_COSMOS_ENDPOINT"), os.Getenv("HCPSCHED_COSMOS_KEY")
-	if endpoint == "" {
-		emu := emulator.StartForTest(t)
-		endpoint, key = emu.Endpoint, emu.Key
-	}
-	dbName := fmt.Sprintf("hcpsched-backend-test-%d", time.Now().UnixNano())
-	store, err := cosmos.Open(cosmos.Config{Endpoint: endpoint, Key: key, Database: dbName}, prometheus.NewRegistry())
-	require.NoError(t, err)
-	layoutCtx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	require.NoError(t, store.EnsureLayout(layoutCtx, api.ResourcesContainer, api.FleetContainer))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := store.DeleteDatabase(ctx); err != nil {
-			t.Logf("removing test database: %v", err)
-		}
-	})
+	db := cosmostest.New(t, "hcpsched-backend-test", nil, api.ResourcesContainer, api.FleetContainer)
+	store := db.Store
+	endpoint, key, dbName := db.Config.Endpoint, db.Config.Key, db.Config.Database
 	resources, fleet := store.Container(api.ResourcesContainer), store.Container(api.FleetContainer)
 
 	cs := fake.New()

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -15,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,9 +22,10 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
-	"github.com/hcpsched/hcpsched/internal/database/emulator"
+	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
 	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
 
@@ -137,21 +135,10 @@ func TestRegisterFlags(t *testing.T) {
 func TestFleetAgainstEmulator(t *testing.T) {
 	const timeout = 30 * time.Second
 	const tick = 50 * time.Millisecond
-	endpoint, key := os.Getenv("HCPSCHED_COSMOS_ENDPOINT"), os.Getenv("HCPSCHED_COSMOS_KEY")
-	if endpoint == "" {
-		emu := emulator.StartForTest(t)
-		endpoint, key = emu.Endpoint, emu.Key
-	}
-	dbName := fmt.Sprintf("hcpsched-fleet-test-%d", time.Now().UnixNano())
-	store, err := cosmos.Open(cosmos.Config{Endpoint: endpoint, Key: key, Database: dbName}, prometheus.NewRegistry())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := store.DeleteDatabase(ctx); err != nil {
-			t.Logf("removing test database: %v", err)
-		}
-	})
+	// register creates the layout itself (--ensure-layout): start from an empty database.
+	db := cosmostest.New(t, "hcpsched-fleet-test", nil)
+	store := db.Store
+	endpoint, key, dbName := db.Config.Endpoint, db.Config.Key, db.Config.Database
 	cs := fake.New()
 	srv := httptest.NewServer(cs)
 	t.Cleanup(srv.Close)

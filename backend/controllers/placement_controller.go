@@ -107,10 +107,10 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		return controller.Result{}, nil
 	}
 
-	candidates := candidatesFromCache(p.d.Informers)
+	candidates := CandidatesFromCache(p.d.Informers)
 	start := time.Now()
 	decision := placement.Decide(placement.Cluster{ResourceID: rid.String(), SingleReplica: isSingleReplica(cluster)},
-		candidates, p.d.Placement, singleReplicaLookup(p.d.Informers), p.d.now())
+		candidates, p.d.Placement, SingleReplicaLookup(p.d.Informers), p.d.now())
 	p.d.PlacementMetrics.decision.Observe(time.Since(start).Seconds())
 
 	if decision.Chosen < 0 {

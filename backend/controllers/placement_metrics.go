@@ -73,8 +73,8 @@ func (c *CapacityCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *CapacityCollector) Collect(ch chan<- prometheus.Metric) {
-	lookup := singleReplicaLookup(c.informers)
-	for _, cand := range candidatesFromCache(c.informers) {
+	lookup := SingleReplicaLookup(c.informers)
+	for _, cand := range CandidatesFromCache(c.informers) {
 		available, reservations, ok := placement.Capacity(cand, c.cfg, lookup)
 		if !ok {
 			continue
@@ -87,8 +87,9 @@ func (c *CapacityCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// candidatesFromCache pairs every cached MC with its cached scheduling document.
-func candidatesFromCache(inf Informers) []placement.Candidate {
+// CandidatesFromCache pairs every cached MC with its cached scheduling document, as
+// placement sees them.
+func CandidatesFromCache(inf Informers) []placement.Candidate {
 	mcs := inf.ManagementClusters.Lister().List()
 	schedulings := inf.ManagementClusterSchedulings.Lister()
 	out := make([]placement.Candidate, 0, len(mcs))
@@ -104,9 +105,9 @@ func candidatesFromCache(inf Informers) []placement.Candidate {
 	return out
 }
 
-// singleReplicaLookup tells the engine, from the cluster cache, which reserved or
+// SingleReplicaLookup tells the engine, from the cluster cache, which reserved or
 // not-ready clusters are single-replica.
-func singleReplicaLookup(inf Informers) placement.SingleReplicaLookup {
+func SingleReplicaLookup(inf Informers) placement.SingleReplicaLookup {
 	clusters := inf.Clusters.Lister()
 	return func(id string) (bool, bool) {
 		c, err := clusters.Get(id)

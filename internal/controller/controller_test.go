@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -21,6 +20,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 )
 
 const clusterID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"

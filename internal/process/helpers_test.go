@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 )
 
 // klogOutput receives everything klog logs during the tests. klog's logger is global

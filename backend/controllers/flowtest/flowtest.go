@@ -8,7 +8,6 @@ package flowtest
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 )
 
 // Tenant is the tenant the test clusters carry in properties.identity.tenantId.

@@ -1,0 +1,277 @@
+// Package metrics exports the backend's view of clusters and management clusters,
+// computed at scrape time from the informer caches in the style of kube-state-metrics:
+// every value is a level read from the cached documents, so there is no state to keep
+// in step with the caches and a deleted document simply stops being exported.
+//
+// Placement latency is not measured here: it is the difference between
+// backend_cluster_placement_time_seconds and backend_cluster_created_time_seconds,
+// computed in PromQL, like kube_pod_status_scheduled_time - kube_pod_created.
+package metrics
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/hcpsched/hcpsched/backend/controllers"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/placement"
+)
+
+// Placement states of backend_cluster_info.
+const (
+	// PlacementPlaced: placement chose an MC and Cluster Service either has not been
+	// observed yet or put the cluster on that MC.
+	PlacementPlaced = "placed"
+	// PlacementUnplaced: placement has not chosen an MC yet.
+	PlacementUnplaced = "unplaced"
+	// PlacementMismatch: Cluster Service put the cluster somewhere else than placement
+	// chose; the pin was not honoured.
+	PlacementMismatch = "mismatch"
+)
+
+// Metric names, also used by the alerts and the dashboard.
+const (
+	ClusterInfoName                = "backend_cluster_info"
+	ClusterCreatedTimeName         = "backend_cluster_created_time_seconds"
+	ClusterPlacementTimeName       = "backend_cluster_placement_time_seconds"
+	RegionHeadroomName             = "backend_region_headroom_hcps"
+	CapacityReportAgeName          = "backend_management_cluster_capacity_report_age_seconds"
+	OldestReservationAgeName       = "backend_management_cluster_oldest_reservation_age_seconds"
+	ScaleCeilingName               = "backend_management_cluster_scale_ceiling"
+	UsageName                      = "backend_management_cluster_usage"
+	labelResource                  = "resource"
+	labelResourceID                = "resource_id"
+	labelSubscriptionID            = "subscription_id"
+	labelManagementClusterResource = "management_cluster_resource_id"
+	labelPlacement                 = "placement"
+)
+
+// Collector is a prometheus.Collector over the backend's caches.
+type Collector struct {
+	informers controllers.Informers
+	cfg       placement.Config
+	now       func() time.Time
+
+	info              *prometheus.Desc
+	created           *prometheus.Desc
+	placed            *prometheus.Desc
+	headroom          *prometheus.Desc
+	reportAge         *prometheus.Desc
+	oldestReservation *prometheus.Desc
+	ceiling           *prometheus.Desc
+	usage             *prometheus.Desc
+}
+
+// NewCollector reads inf with the placement configuration the backend places with, so
+// that headroom counts what the engine would count; now is the clock ages are measured
+// by (nil: time.Now).
+func NewCollector(inf controllers.Informers, cfg placement.Config, now func() time.Time) *Collector {
+	if now == nil {
+		now = time.Now
+	}
+	mc := []string{labelManagementClusterResource}
+	return &Collector{
+		informers: inf,
+		cfg:       cfg,
+		now:       now,
+		info: prometheus.NewDesc(ClusterInfoName,
+			"One series per cluster in the backend's cache that is not being deleted: placement is placed (spec.managementClusterResourceID set, status unset or equal), unplaced (spec unset) or mismatch (spec and status both set and different). IDs are lowercased.",
+			[]string{labelResourceID, labelSubscriptionID, labelManagementClusterResource, labelPlacement}, nil),
+		created: prometheus.NewDesc(ClusterCreatedTimeName,
+			"Unix time the cluster was created (properties.systemData.createdAt); absent when the document has none.",
+			[]string{labelResourceID}, nil),
+		placed: prometheus.NewDesc(ClusterPlacementTimeName,
+			"Unix time placement chose the cluster's management cluster (ServiceProviderCluster spec.managementClusterPlacementTime); absent until placed.",
+			[]string{labelResourceID}, nil),
+		headroom: prometheus.NewDesc(RegionHeadroomName,
+			"How many more highly available HCPs fit now across the management clusters the placement engine would consider apart from capacity (schedulable, ready, with fresh scheduling data).",
+			nil, nil),
+		reportAge: prometheus.NewDesc(CapacityReportAgeName,
+			"Seconds since the management cluster's capacity was last reported (scheduling status.observedResources.lastReportedAt); absent when it never was.",
+			mc, nil),
+		oldestReservation: prometheus.NewDesc(OldestReservationAgeName,
+			"Age in seconds of the oldest reservation (status.pendingAssignedClusters) the management cluster holds, from the reserved cluster's spec.managementClusterPlacementTime, else its systemData.createdAt; absent without reservations of known age.",
+			mc, nil),
+		ceiling: prometheus.NewDesc(ScaleCeilingName,
+			"The most of a counted resource the management cluster may hold (scheduling status.scaleCeiling.capacity), in units of the resource.",
+			[]string{labelManagementClusterResource, labelResource}, nil),
+		usage: prometheus.NewDesc(UsageName,
+			"What the management cluster last reported using of a counted resource (scheduling status.observedResources.usage), in units of the resource.",
+			[]string{labelManagementClusterResource, labelResource}, nil),
+	}
+}
+
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.info, c.created, c.placed, c.headroom, c.reportAge, c.oldestReservation, c.ceiling, c.usage} {
+		ch <- d
+	}
+}
+
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	now := c.now()
+	c.collectClusters(ch)
+	cands := controllers.CandidatesFromCache(c.informers)
+	c.collectHeadroom(ch, cands, now)
+	c.collectManagementClusters(ch, cands, now)
+}
+
+func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
+	spcs := c.informers.ServiceProviderClusters.Lister()
+	for _, cluster := range c.informers.Clusters.Lister().List() {
+		if deleting(cluster) {
+			continue
+		}
+		rid, err := cluster.ParsedResourceID()
+		if err != nil {
+			continue
+		}
+		id := rid.Key()
+		var intended, observed string
+		var placedAt time.Time
+		if spc, err := spcs.Get(api.ServiceProviderClusterResourceID(rid).String()); err == nil {
+			intended = spc.Properties.IntendedManagementCluster()
+			observed = spc.Properties.ObservedManagementCluster()
+			if spc.Properties.Spec != nil {
+				placedAt = spc.Properties.Spec.ManagementClusterPlacementTime
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1,
+			id, strings.ToLower(rid.SubscriptionID), strings.ToLower(intended), placementState(intended, observed))
+		if sd := cluster.Properties.SystemData; sd != nil && !sd.CreatedAt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.created, prometheus.GaugeValue, unixSeconds(sd.CreatedAt), id)
+		}
+		if intended != "" && !placedAt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.placed, prometheus.GaugeValue, unixSeconds(placedAt), id)
+		}
+	}
+}
+
+// placementState compares placement's intent with what Cluster Service was observed to
+// do, ignoring case: resource IDs are case-insensitive.
+func placementState(intended, observed string) string {
+	switch {
+	case intended == "":
+		return PlacementUnplaced
+	case observed == "" || strings.EqualFold(intended, observed):
+		return PlacementPlaced
+	default:
+		return PlacementMismatch
+	}
+}
+
+// collectHeadroom asks the engine to place a hypothetical HA cluster: every MC it
+// rejects only for capacity, or accepts, is eligible, and contributes as many HA HCPs as
+// its scarcest counted resource allows.
+func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, cands []placement.Candidate, now time.Time) {
+	d := placement.Decide(placement.Cluster{}, cands, c.cfg, controllers.SingleReplicaLookup(c.informers), now)
+	var total int64
+	for _, v := range d.Verdicts {
+		if v.Reason != "" && v.Reason != placement.ReasonInsufficientCapacity {
+			continue
+		}
+		total += fits(v.Available, c.cfg.Resources)
+	}
+	ch <- prometheus.MustNewConstMetric(c.headroom, prometheus.GaugeValue, float64(total))
+}
+
+// fits is how many HA HCPs the available milli-units hold, never negative.
+func fits(available map[string]int64, resources []placement.ResourceCost) int64 {
+	n := int64(-1)
+	for _, r := range resources {
+		cost := r.HA.MilliValue()
+		if cost <= 0 {
+			continue
+		}
+		k := max(available[r.Name]/cost, 0)
+		if n < 0 || k < n {
+			n = k
+		}
+	}
+	return max(n, 0)
+}
+
+func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, cands []placement.Candidate, now time.Time) {
+	for _, cand := range cands {
+		if cand.Scheduling == nil || cand.Scheduling.Properties.Status == nil {
+			continue
+		}
+		st := cand.Scheduling.Properties.Status
+		id := strings.ToLower(cand.ManagementCluster.ResourceID)
+		if or := st.ObservedResources; or != nil && !or.LastReportedAt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.reportAge, prometheus.GaugeValue, now.Sub(or.LastReportedAt).Seconds(), id)
+		}
+		for _, r := range c.cfg.Resources {
+			if st.ScaleCeiling != nil {
+				c.quantity(ch, c.ceiling, st.ScaleCeiling.Capacity, r.Name, id)
+			}
+			if st.ObservedResources != nil {
+				c.quantity(ch, c.usage, st.ObservedResources.Usage, r.Name, id)
+			}
+		}
+		if oldest, ok := c.oldestReservedAt(st.PendingAssignedClusters); ok {
+			ch <- prometheus.MustNewConstMetric(c.oldestReservation, prometheus.GaugeValue, now.Sub(oldest).Seconds(), id)
+		}
+	}
+}
+
+// quantity exports one resource of a reported list; an absent or unparsable quantity
+// exports nothing rather than a misleading zero.
+func (c *Collector) quantity(ch chan<- prometheus.Metric, desc *prometheus.Desc, list api.ResourceList, name, mc string) {
+	raw, ok := list[name]
+	if !ok {
+		return
+	}
+	q, err := resource.ParseQuantity(raw)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(q.MilliValue())/1000, mc, name)
+}
+
+// oldestReservedAt is when the oldest of the reservations was taken. Placement stamps
+// the SPC right after reserving; a reservation whose SPC has no stamp (a crash between
+// the two writes) is dated by its cluster's creation, which is earlier, so the age errs
+// towards alerting.
+func (c *Collector) oldestReservedAt(pending []string) (time.Time, bool) {
+	var oldest time.Time
+	for _, entry := range pending {
+		at, ok := c.reservedAt(entry)
+		if ok && (oldest.IsZero() || at.Before(oldest)) {
+			oldest = at
+		}
+	}
+	return oldest, !oldest.IsZero()
+}
+
+func (c *Collector) reservedAt(clusterID string) (time.Time, bool) {
+	rid, err := api.ParseResourceID(clusterID)
+	if err != nil {
+		return time.Time{}, false
+	}
+	spc, err := c.informers.ServiceProviderClusters.Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
+	if err == nil && spc.Properties.Spec != nil && !spc.Properties.Spec.ManagementClusterPlacementTime.IsZero() {
+		return spc.Properties.Spec.ManagementClusterPlacementTime, true
+	}
+	if err != nil && !errors.Is(err, database.ErrNotFound) {
+		return time.Time{}, false
+	}
+	cluster, err := c.informers.Clusters.Lister().Get(rid.String())
+	if err != nil || cluster.Properties.SystemData == nil || cluster.Properties.SystemData.CreatedAt.IsZero() {
+		return time.Time{}, false
+	}
+	return cluster.Properties.SystemData.CreatedAt, true
+}
+
+// deleting mirrors the controllers' gate: a cluster on its way out is no longer
+// placement's business and must not count as backlog.
+func deleting(c *api.Cluster) bool {
+	p := c.Properties.ServiceProvider()
+	return c.IsDeleted() || p.DeletionTimestamp != nil || p.ProvisioningState == api.ProvisioningStateDeleting
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

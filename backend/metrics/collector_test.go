@@ -1,0 +1,289 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/backend/controllers"
+	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
+	"github.com/hcpsched/hcpsched/backend/metrics"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/informers/informertest"
+	"github.com/hcpsched/hcpsched/internal/placement"
+)
+
+// now is the scrape time of every test; documents are dated relative to it.
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+const sub = "0000000A-0000-0000-0000-000000000000"
+
+func clusterID(name string) *api.ResourceID {
+	return api.MustParseResourceID(fmt.Sprintf("/subscriptions/%s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/%s", sub, name))
+}
+
+// world is the documents a test stores before the caches start.
+type world struct {
+	resources database.Container
+	fleet     database.Container
+}
+
+func (w world) cluster(t *testing.T, rid *api.ResourceID, createdAt time.Time, mutate ...func(*api.ClusterProperties)) {
+	t.Helper()
+	pk, err := api.ResourcesPartitionKey(rid)
+	require.NoError(t, err)
+	p := api.ClusterProperties{ServiceProviderProperties: &api.ClusterServiceProviderProperties{ProvisioningState: "Accepted"}}
+	if !createdAt.IsZero() {
+		p.SystemData = &api.SystemData{CreatedAt: createdAt}
+	}
+	for _, m := range mutate {
+		m(&p)
+	}
+	_, err = database.Create(t.Context(), w.resources, api.NewDocument(rid, pk, p))
+	require.NoError(t, err)
+}
+
+func (w world) spc(t *testing.T, cluster *api.ResourceID, intended, observed string, placedAt time.Time) {
+	t.Helper()
+	pk, err := api.ResourcesPartitionKey(cluster)
+	require.NoError(t, err)
+	p := api.ServiceProviderClusterProperties{}
+	if intended != "" {
+		p.Spec = &api.ServiceProviderClusterSpec{ManagementClusterResourceID: intended, ManagementClusterPlacementTime: placedAt}
+	}
+	if observed != "" {
+		p.Status = &api.ServiceProviderClusterStatus{ManagementClusterResourceID: observed}
+	}
+	_, err = database.Create(t.Context(), w.resources, api.NewDocument(api.ServiceProviderClusterResourceID(cluster), pk, p))
+	require.NoError(t, err)
+}
+
+// mc stores a ready, schedulable MC with a fresh swift-NIC report of ceiling and usage
+// taken at reportedAt, holding the given reservations; mutate changes the MC first.
+func (w world) mc(t *testing.T, stamp string, ceiling, usage int, reportedAt time.Time, pending []string, mutate ...func(*api.ManagementClusterProperties)) *api.ResourceID {
+	t.Helper()
+	rid := flowtest.CreateManagementCluster(t, w.fleet, stamp, "")
+	if len(mutate) > 0 {
+		mc, err := database.Get[api.ManagementClusterProperties](t.Context(), w.fleet, mustFleetPK(t, rid), rid.String())
+		require.NoError(t, err)
+		for _, m := range mutate {
+			m(&mc.Properties)
+		}
+		_, err = database.Replace(t.Context(), w.fleet, mc)
+		require.NoError(t, err)
+	}
+	_, err := database.Create(t.Context(), w.fleet, api.NewDocument(api.SchedulingResourceID(rid), mustFleetPK(t, rid), api.ManagementClusterSchedulingProperties{
+		Status: flowtest.SchedulingStatus(reportedAt, ceiling, usage, pending...),
+	}))
+	require.NoError(t, err)
+	return rid
+}
+
+func mustFleetPK(t *testing.T, rid *api.ResourceID) string {
+	t.Helper()
+	pk, err := api.FleetPartitionKey(rid)
+	require.NoError(t, err)
+	return pk
+}
+
+// scrape starts the caches over the stored documents and registers a collector on a
+// fresh registry, watching the caches for mutation until the test ends.
+func scrape(t *testing.T, store database.Store) *prometheus.Registry {
+	t.Helper()
+	f, err := informers.NewFactory(store, informers.Options{PollInterval: 5 * time.Millisecond, Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	inf := controllers.NewInformers(f)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f.Start(ctx)
+	require.True(t, f.WaitForCacheSync(t.Context()))
+	informertest.DetectMutations(t, inf.Clusters.SharedIndexInformer, inf.ServiceProviderClusters.SharedIndexInformer,
+		inf.ManagementClusters.SharedIndexInformer, inf.ManagementClusterSchedulings.SharedIndexInformer)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(inf, placement.DefaultConfig(), func() time.Time { return now }))
+	return reg
+}
+
+func newWorld() (database.Store, world) {
+	s := memory.New()
+	return s, worldOf(s)
+}
+
+func worldOf(s database.Store) world {
+	return world{resources: s.Container(api.ResourcesContainer), fleet: s.Container(api.FleetContainer)}
+}
+
+func TestClusterInfo(t *testing.T) {
+	mcA := api.ManagementClusterResourceID("1").String()
+	mcB := api.ManagementClusterResourceID("2").String()
+	placedAt := now.Add(-time.Minute)
+	tests := []struct {
+		name               string
+		noSPC              bool
+		intended, observed string
+		wantPlacement      string
+		wantMC             string
+	}{
+		{name: "no SPC yet", noSPC: true, wantPlacement: metrics.PlacementUnplaced},
+		{name: "SPC without intent", wantPlacement: metrics.PlacementUnplaced},
+		{name: "intent, not observed yet", intended: mcA, wantPlacement: metrics.PlacementPlaced, wantMC: mcA},
+		{name: "observed where intended, other casing", intended: mcA, observed: strings.ToUpper(mcA), wantPlacement: metrics.PlacementPlaced, wantMC: mcA},
+		{name: "observed elsewhere", intended: mcA, observed: mcB, wantPlacement: metrics.PlacementMismatch, wantMC: mcA},
+		{name: "observed without intent", observed: mcB, wantPlacement: metrics.PlacementUnplaced},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store, w := newWorld()
+			rid := clusterID("Cluster-1")
+			w.cluster(t, rid, now.Add(-time.Hour))
+			if !tt.noSPC {
+				w.spc(t, rid, tt.intended, tt.observed, placedAt)
+			}
+			reg := scrape(t, store)
+
+			want := fmt.Sprintf(`
+# HELP backend_cluster_info %s
+# TYPE backend_cluster_info gauge
+backend_cluster_info{management_cluster_resource_id=%q,placement=%q,resource_id=%q,subscription_id=%q} 1
+`, family(t, reg, metrics.ClusterInfoName).GetHelp(), strings.ToLower(tt.wantMC), tt.wantPlacement, rid.Key(), strings.ToLower(sub))
+			require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.ClusterInfoName))
+
+			got := gauges(t, reg, metrics.ClusterPlacementTimeName)
+			if tt.intended != "" {
+				assert.Equal(t, map[string]float64{rid.Key(): float64(placedAt.Unix())}, got)
+			} else {
+				assert.Empty(t, got)
+			}
+		})
+	}
+}
+
+func TestClusterTimes(t *testing.T) {
+	store, w := newWorld()
+	created := now.Add(-10 * time.Minute)
+	withDate, noDate, gone := clusterID("dated"), clusterID("undated"), clusterID("going")
+	w.cluster(t, withDate, created)
+	w.cluster(t, noDate, time.Time{})
+	w.cluster(t, gone, created, func(p *api.ClusterProperties) {
+		p.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting
+	})
+	// Adoption records intent without a placement time: no placement time series.
+	w.spc(t, noDate, api.ManagementClusterResourceID("1").String(), "", time.Time{})
+	reg := scrape(t, store)
+
+	assert.Equal(t, map[string]float64{withDate.Key(): float64(created.Unix())}, gauges(t, reg, metrics.ClusterCreatedTimeName))
+	assert.Empty(t, gauges(t, reg, metrics.ClusterPlacementTimeName))
+	assert.Len(t, family(t, reg, metrics.ClusterInfoName).GetMetric(), 2, "a deleting cluster is not exported")
+}
+
+func TestRegionHeadroom(t *testing.T) {
+	fresh := now.Add(-time.Minute)
+	cordon := func(p *api.ManagementClusterProperties) { p.Spec.SchedulingPolicy = "Unschedulable" }
+	tests := []struct {
+		name string
+		mcs  func(t *testing.T, w world)
+		want float64
+	}{
+		{"no MCs", func(*testing.T, world) {}, 0},
+		{"room for whole HCPs only", func(t *testing.T, w world) {
+			w.mc(t, "1", 30, 20, fresh, nil) // 10 NICs: 3 HA HCPs
+		}, 3},
+		{"full MC counts zero, not negative", func(t *testing.T, w world) {
+			w.mc(t, "1", 30, 29, fresh, nil)
+			w.mc(t, "2", 30, 40, fresh, nil)
+			w.mc(t, "3", 9, 0, fresh, nil)
+		}, 3},
+		{"reservations hold capacity", func(t *testing.T, w world) {
+			w.mc(t, "1", 30, 0, fresh, []string{clusterID("a").Key(), clusterID("b").Key()})
+		}, 8},
+		{"cordoned, stale and unreported MCs are not eligible", func(t *testing.T, w world) {
+			w.mc(t, "1", 30, 0, fresh, nil)
+			w.mc(t, "2", 300, 0, fresh, nil, cordon)
+			w.mc(t, "3", 300, 0, now.Add(-time.Hour), nil)
+			flowtest.CreateManagementCluster(t, w.fleet, "4", "")
+		}, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store, w := newWorld()
+			tt.mcs(t, w)
+			reg := scrape(t, store)
+			assert.Equal(t, map[string]float64{"": tt.want}, gauges(t, reg, metrics.RegionHeadroomName))
+		})
+	}
+}
+
+func TestManagementClusterAges(t *testing.T) {
+	store, w := newWorld()
+	stamped, unstamped, unknown := clusterID("stamped"), clusterID("unstamped"), clusterID("unknown")
+	w.cluster(t, stamped, now.Add(-time.Hour))
+	w.spc(t, stamped, api.ManagementClusterResourceID("1").String(), "", now.Add(-20*time.Minute))
+	// A crash between reserving and stamping the SPC: dated by the cluster's creation.
+	w.cluster(t, unstamped, now.Add(-45*time.Minute))
+	busy := w.mc(t, "1", 300, 0, now.Add(-90*time.Second), []string{stamped.Key(), unstamped.Key()})
+	recent := w.mc(t, "2", 300, 0, now.Add(-30*time.Second), []string{stamped.Key()})
+	// Reservations of unknown age export nothing rather than a made-up age.
+	idle := w.mc(t, "3", 300, 0, now.Add(-10*time.Minute), []string{unknown.Key()})
+	flowtest.CreateManagementCluster(t, w.fleet, "4", "")
+	reg := scrape(t, store)
+
+	assert.Equal(t, map[string]float64{busy.Key(): 90, recent.Key(): 30, idle.Key(): 600}, gauges(t, reg, metrics.CapacityReportAgeName))
+	assert.Equal(t, map[string]float64{busy.Key(): 45 * 60, recent.Key(): 20 * 60}, gauges(t, reg, metrics.OldestReservationAgeName))
+}
+
+func TestManagementClusterCeilingAndUsage(t *testing.T) {
+	store, w := newWorld()
+	mc := w.mc(t, "1", 300, 42, now, nil)
+	flowtest.CreateManagementCluster(t, w.fleet, "2", "")
+	reg := scrape(t, store)
+
+	want := fmt.Sprintf(`
+# HELP %[1]s %[2]s
+# TYPE %[1]s gauge
+%[1]s{management_cluster_resource_id=%[3]q,resource=%[4]q} 300
+# HELP %[5]s %[6]s
+# TYPE %[5]s gauge
+%[5]s{management_cluster_resource_id=%[3]q,resource=%[4]q} 42
+`, metrics.ScaleCeilingName, family(t, reg, metrics.ScaleCeilingName).GetHelp(), mc.Key(), api.SwiftNIC,
+		metrics.UsageName, family(t, reg, metrics.UsageName).GetHelp())
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.ScaleCeilingName, metrics.UsageName))
+}
+
+// family gathers one metric family; nil when the registry exports no series of it.
+func family(t *testing.T, reg *prometheus.Registry, name string) *dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf
+		}
+	}
+	return nil
+}
+
+// gauges is one gauge family as value by its single label's value ("" without labels).
+func gauges(t *testing.T, reg *prometheus.Registry, name string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, m := range family(t, reg, name).GetMetric() {
+		require.LessOrEqual(t, len(m.GetLabel()), 1)
+		key := ""
+		if len(m.GetLabel()) == 1 {
+			key = m.GetLabel()[0].GetValue()
+		}
+		out[key] = m.GetGauge().GetValue()
+	}
+	return out
+}
