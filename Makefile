@@ -61,10 +61,14 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck ./...
 
-run:
-	@echo "make run: the local region arrives with a later issue. What exists today:"
-	@echo "  make emulator   # the Cosmos emulator on 127.0.0.1:$(EMULATOR_PORT)"
-	@echo "  make test       # unit tests, the store conformance suite on memory and the emulator"
+RUN_FLAGS ?=
+
+## run: a whole region on this machine (Cosmos emulator, fake Cluster Service, MC simulator,
+## fleet controller, backend). Ctrl-C stops it; RUN_FLAGS=--exit-when-settled exits 0 once
+## settled. The orchestrator is built and then exec'd so that Ctrl-C reaches it directly.
+run: emulator-deps
+	$(GO) build -o _output/bin/localregion ./cmd/localregion
+	_output/bin/localregion $(RUN_FLAGS)
 
 clean:
 	rm -rf _output emulator/node_modules

@@ -1,0 +1,64 @@
+// Command localregion runs a whole region on this machine (see package localregion):
+// `make run` starts it. It runs until Ctrl-C, or with --exit-when-settled until every
+// cluster is placed, created in Cluster Service and observed with no reservation left.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hcpsched/hcpsched/internal/localregion"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "localregion:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (localregion.Options, error) {
+	o := localregion.DefaultOptions()
+	fs := flag.NewFlagSet("localregion", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.ManagementClusters, "management-clusters", o.ManagementClusters, "Management clusters to register; stamp 1 has a tight capacity and, with more than one, the last is Unschedulable")
+	fs.IntVar(&o.Clusters, "clusters", o.Clusters, "Clusters to create")
+	fs.IntVar(&o.SingleReplicaEvery, "single-replica-every", o.SingleReplicaEvery, "Make every Nth cluster single-replica; 0 for none")
+	fs.DurationVar(&o.CreateInterval, "create-interval", o.CreateInterval, "Time between two cluster creations")
+	fs.BoolVar(&o.ExitWhenSettled, "exit-when-settled", o.ExitWhenSettled, "Exit 0 once every cluster is placed, created in Cluster Service and observed and no reservation remains")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "With --exit-when-settled, fail if the region has not settled by then")
+	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "Worker nodes of every management cluster but the tight one")
+	fs.IntVar(&o.MaxNodes, "max-nodes", o.MaxNodes, "Autoscaling maximum of the normal worker pools the fleet sees (the simulator does not scale; below --nodes means --nodes)")
+	fs.IntVar(&o.TightNodes, "tight-nodes", o.TightNodes, "Worker nodes of the tight management cluster (stamp 1)")
+	fs.DurationVar(&o.ReportInterval, "report-interval", o.ReportInterval, "How often the simulator writes capacity reports and the fleet mirrors them (real MCs: 30s)")
+	fs.DurationVar(&o.NotReadyDelay, "not-ready-delay", o.NotReadyDelay, "How long a new hosted control plane is reported not ready")
+	fs.DurationVar(&o.ProgressEvery, "progress-every", o.ProgressEvery, "How often progress is printed")
+	fs.StringVar(&o.RepoRoot, "repo-root", o.RepoRoot, "The hcpsched checkout (default: found from the working directory)")
+	fs.StringVar(&o.OutputDir, "output-dir", o.OutputDir, "Where the binaries (bin/) and the logs (localregion/) go (default: <repo-root>/_output)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, o.Validate()
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	return localregion.Run(ctx, o, stdout)
+}

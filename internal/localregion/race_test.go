@@ -1,0 +1,5 @@
+//go:build race
+
+package localregion
+
+const raceEnabled = true

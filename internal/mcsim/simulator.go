@@ -1,0 +1,279 @@
+package mcsim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// Config wires a Simulator.
+type Config struct {
+	Store database.Store
+	// ClusterServiceURL is the fake Cluster Service; its admin endpoint lists the clusters
+	// on a provision shard, which is what an MC sees of the HCPs it runs.
+	ClusterServiceURL string
+	HTTPClient        *http.Client
+	// ProfileFor gives each MC its nodes; nil means DefaultProfile for every MC.
+	ProfileFor    func(mc *api.ResourceID) Profile
+	NotReadyDelay time.Duration
+	Logger        *slog.Logger
+	Now           func() time.Time
+}
+
+// Simulator writes, for every registered MC, the capacity ReadDesire's status the MC's
+// agent and kube-applier would write.
+type Simulator struct {
+	cfg Config
+
+	mu sync.Mutex
+	// firstSeen is when each HCP (lowercased resource ID) first appeared on its MC; it is
+	// ready DefaultNotReadyDelay later.
+	firstSeen map[string]time.Time
+	// singleReplica caches each cluster's mode, which never changes.
+	singleReplica map[string]bool
+}
+
+// New returns a simulator; zero fields of cfg take their defaults.
+func New(cfg Config) *Simulator {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	if cfg.ProfileFor == nil {
+		cfg.ProfileFor = func(*api.ResourceID) Profile { return DefaultProfile() }
+	}
+	if cfg.NotReadyDelay < 0 {
+		cfg.NotReadyDelay = 0
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Simulator{cfg: cfg, firstSeen: map[string]time.Time{}, singleReplica: map[string]bool{}}
+}
+
+// Run reports every interval until ctx ends. A failed pass is logged and retried on the
+// next tick, as the real agent does.
+func (s *Simulator) Run(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := s.Sync(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("capacity report pass failed", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Sync writes one report for every MC that has a provision shard and a capacity
+// ReadDesire; MCs the fleet has not set up yet are skipped until a later pass.
+func (s *Simulator) Sync(ctx context.Context) error {
+	var errs []error
+	for item, err := range s.cfg.Store.Container(api.FleetContainer).List(ctx, database.ListOptions{ResourceType: api.ManagementClusterResourceType}) {
+		if err != nil {
+			return fmt.Errorf("listing management clusters: %w", err)
+		}
+		mc, err := database.DecodeItem[api.ManagementClusterProperties](item)
+		if err != nil {
+			return fmt.Errorf("decoding management cluster %s: %w", item.ID, err)
+		}
+		if mc.IsDeleted() {
+			continue
+		}
+		if err := s.report(ctx, mc); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Simulator) report(ctx context.Context, mc *api.ManagementCluster) error {
+	mcID, err := mc.ParsedResourceID()
+	if err != nil {
+		return err
+	}
+	st := mc.Properties.Status
+	if st == nil || st.ClusterServiceProvisionShardID == "" || st.KubeApplierCosmosContainerName == "" {
+		return nil
+	}
+	shardID, err := clusterservice.ParseShardHREF(st.ClusterServiceProvisionShardID)
+	if err != nil {
+		return fmt.Errorf("management cluster %s: %w", mcID, err)
+	}
+	hcps, err := s.hcps(ctx, shardID)
+	if err != nil {
+		return fmt.Errorf("management cluster %s: %w", mcID, err)
+	}
+	report, err := BuildReport(s.cfg.ProfileFor(mcID), hcps, s.cfg.Now().UTC().Truncate(time.Second))
+	if err != nil {
+		return fmt.Errorf("management cluster %s: %w", mcID, err)
+	}
+	return s.write(ctx, s.cfg.Store.Container(st.KubeApplierCosmosContainerName), mcID, report)
+}
+
+// write replaces the ReadDesire's status, as kube-applier does after reading the CR. The
+// ReadDesire is the fleet's to create; until it exists there is nothing to write.
+func (s *Simulator) write(ctx context.Context, c database.Container, mcID *api.ResourceID, report *api.CapacityReport) error {
+	id := api.CapacityReadDesireResourceID(mcID)
+	rd, err := database.Get[api.ReadDesireProperties](ctx, c, api.KubeApplierPartitionKey(mcID), id.String())
+	if errors.Is(err, database.ErrNotFound) {
+		s.cfg.Logger.Debug("capacity ReadDesire not created yet", "managementCluster", mcID.String())
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", id, err)
+	}
+	if rd.IsDeleted() {
+		return nil
+	}
+	content, err := json.Marshal(report)
+	if err != nil {
+		return fmt.Errorf("encoding the capacity report of %s: %w", mcID, err)
+	}
+	if rd.Properties.Status == nil {
+		rd.Properties.Status = &api.ReadDesireStatus{}
+	}
+	rd.Properties.Status.KubeContent = content
+	api.SetCondition(&rd.Properties.Status.Conditions, api.Condition{
+		Type: "Successful", Status: api.ConditionTrue, Reason: "NoErrors", Message: "As expected.",
+	}, report.Status.LastReportedAt)
+	_, err = database.Replace(ctx, c, rd)
+	if errors.Is(err, database.ErrPreconditionFailed) {
+		// Someone else wrote it between the read and the write; the next pass retries.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", id, err)
+	}
+	s.cfg.Logger.Debug("capacity report written", "managementCluster", mcID.String(),
+		"ready", len(report.Status.HostedControlPlanes.ReadyResourceIDs),
+		"notReady", len(report.Status.HostedControlPlanes.NotReadyResourceIDs),
+		"swiftNICsUsed", report.Status.Usage[api.SwiftNIC])
+	return nil
+}
+
+// hcps is what the MC runs: the fake Cluster Service's clusters on its shard.
+func (s *Simulator) hcps(ctx context.Context, shardID string) ([]HCP, error) {
+	clusters, err := ClustersOnShard(ctx, s.cfg.HTTPClient, s.cfg.ClusterServiceURL, shardID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []HCP
+	var unknown bool
+	for _, c := range clusters {
+		rid, ok := AzureResourceID(c)
+		if !ok {
+			continue
+		}
+		key := strings.ToLower(rid)
+		first, seen := s.firstSeen[key]
+		if !seen {
+			first = now
+			s.firstSeen[key] = now
+		}
+		if _, known := s.singleReplica[key]; !known {
+			unknown = true
+		}
+		out = append(out, HCP{ResourceID: rid, Ready: now.Sub(first) >= s.cfg.NotReadyDelay})
+	}
+	if unknown {
+		if err := s.loadModes(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for i := range out {
+		out[i].SingleReplica = s.singleReplica[strings.ToLower(out[i].ResourceID)]
+	}
+	return out, nil
+}
+
+// loadModes learns which clusters are single-replica from their HCPOpenShiftCluster
+// documents: a real MC knows it from the HostedCluster, which CS does not expose.
+// Caller holds s.mu.
+func (s *Simulator) loadModes(ctx context.Context) error {
+	for item, err := range s.cfg.Store.Container(api.ResourcesContainer).List(ctx, database.ListOptions{ResourceType: api.ClusterResourceType}) {
+		if err != nil {
+			return fmt.Errorf("listing clusters: %w", err)
+		}
+		c, err := database.DecodeItem[api.ClusterProperties](item)
+		if err != nil {
+			return fmt.Errorf("decoding cluster %s: %w", item.ID, err)
+		}
+		rid, err := c.ParsedResourceID()
+		if err != nil {
+			continue
+		}
+		f := c.Properties.ServiceProvider().ExperimentalFeatures
+		s.singleReplica[rid.Key()] = f != nil && f.SingleReplica == api.SingleReplica
+	}
+	return nil
+}
+
+// AzureResourceID is the ARM resource ID of a Cluster Service cluster, from its azure
+// subscription, resource group and resource name.
+func AzureResourceID(c *arohcp.Cluster) (string, bool) {
+	a, ok := c.GetAzure()
+	if !ok || a.SubscriptionID() == "" || a.ResourceGroupName() == "" || a.ResourceName() == "" {
+		return "", false
+	}
+	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/%s/%s",
+		a.SubscriptionID(), a.ResourceGroupName(), api.ClusterResourceType, a.ResourceName()), true
+}
+
+// ClustersOnShard lists the clusters the fake Cluster Service at baseURL has on a
+// provision shard, through its admin endpoint.
+func ClustersOnShard(ctx context.Context, client *http.Client, baseURL, shardID string) ([]*arohcp.Cluster, error) {
+	u := strings.TrimSuffix(baseURL, "/") + "/_fake/provision_shards/" + url.PathEscape(shardID) + "/clusters"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("listing the clusters on shard %s: %w", shardID, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("listing the clusters on shard %s: %w", shardID, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("listing the clusters on shard %s: %s: %s", shardID, resp.Status, body)
+	}
+	var list struct {
+		Items json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("decoding the clusters on shard %s: %w", shardID, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, nil
+	}
+	clusters, err := arohcp.UnmarshalClusterList([]byte(list.Items))
+	if err != nil {
+		return nil, fmt.Errorf("decoding the clusters on shard %s: %w", shardID, err)
+	}
+	return clusters, nil
+}
