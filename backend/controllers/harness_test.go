@@ -19,6 +19,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dataflowtest"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/informers/informertest"
 )
@@ -87,6 +88,7 @@ func newTestEnv(t *testing.T) *testEnv {
 			return workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 50*time.Millisecond)
 		},
 	}
+	e.deps.Resources, e.deps.Fleet = dataflowtest.Wrap(e.deps.Resources), dataflowtest.Wrap(e.deps.Fleet)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("controller logs:\n%s", e.logs.String())

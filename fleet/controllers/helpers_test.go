@@ -21,6 +21,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dataflowtest"
 	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/informers/informertest"
@@ -86,7 +87,7 @@ type env struct {
 func newEnv(t *testing.T, seeds ...seed) *env {
 	t.Helper()
 	e := &env{t: t, mem: memory.New(), ctx: controller.WithLogger(t.Context(), slog.New(slog.DiscardHandler))}
-	e.store = &hookStore{Store: e.mem}
+	e.store = &hookStore{Store: dataflowtest.WrapStore(e.mem)}
 	for _, s := range seeds {
 		e.put(s)
 	}
