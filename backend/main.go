@@ -177,7 +177,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		},
 		WaitForCacheSync: factory.WaitForCacheSync,
 		RunControllers: func(ctx context.Context) error {
-			return controllers.Run(ctx, ctrls)
+			return controller.RunAll(ctx, ctrls)
 		},
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -214,12 +213,7 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 		},
 		WaitForCacheSync: factory.WaitForCacheSync,
 		RunControllers: func(ctx context.Context) error {
-			var wg sync.WaitGroup
-			for _, c := range running {
-				wg.Go(func() { _ = c.Run(ctx) })
-			}
-			wg.Wait()
-			return nil
+			return controller.RunAll(ctx, running)
 		},
 	})
 }

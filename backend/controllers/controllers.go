@@ -10,11 +10,8 @@
 package controllers
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -179,31 +176,6 @@ func Build(d Deps, defs []Definition, cfg Config) ([]*controller.Controller, err
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-// Run runs the controllers until ctx ends. If one stops early the others are stopped
-// too: a backend missing a step of the flow must restart rather than limp along.
-func Run(ctx context.Context, ctrls []*controller.Controller) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, c := range ctrls {
-		wg.Go(func() {
-			err := c.Run(ctx)
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-			cancel()
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // newClusterKeyed builds a controller keyed by the lowercased cluster resource ID,

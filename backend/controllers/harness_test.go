@@ -158,7 +158,7 @@ func (e *testEnv) runDefinitions(t *testing.T, defs []Definition) {
 	e.startCaches(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, ctrls) }()
+	go func() { done <- controller.RunAll(ctx, ctrls) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)

@@ -176,7 +176,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 		factory.Start(ctx)
 		require.True(t, factory.WaitForCacheSync(ctx))
 		done := make(chan error, 1)
-		go func() { done <- Run(ctx, ctrls) }()
+		go func() { done <- controller.RunAll(ctx, ctrls) }()
 		t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 	}
 

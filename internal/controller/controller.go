@@ -174,6 +174,30 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
+// RunAll runs controllers until ctx ends. If one stops early, the others are stopped
+// too: a binary missing one of its controllers must restart rather than limp along.
+func RunAll(ctx context.Context, ctrls []*Controller) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, c := range ctrls {
+		wg.Go(func() {
+			if err := c.Run(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			cancel()
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 func (c *Controller) resyncLoop(ctx context.Context) {
 	for {
 		jitter := time.Duration(rand.Float64() * 0.1 * float64(c.opts.ResyncPeriod))

@@ -224,3 +224,26 @@ func TestKeyForType(t *testing.T) {
 		})
 	}
 }
+
+// RunAll stops every controller when one of them stops, and when ctx ends.
+func TestRunAllStopsTogether(t *testing.T) {
+	a := newHarness(t, Options{Name: "a"}, func(context.Context, string) (Result, error) { return Result{}, nil })
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	require.NoError(t, err)
+	b, err := New(Options{Name: "b", Metrics: m}, func(context.Context, string) (Result, error) { return Result{}, nil })
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- RunAll(ctx, []*Controller{a.ctrl, b}) }()
+	a.ctrl.Enqueue("k")
+	require.Eventually(t, func() bool { return a.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("RunAll did not return after ctx ended")
+	}
+}
