@@ -80,19 +80,20 @@ func azureIdentity(c *api.Cluster, rid *api.ResourceID) (clusterservice.AzureIde
 }
 
 // replaceCopy writes doc, a DeepCopy of a cached document that the caller changed,
-// under If-Match on the etag it was cached with. It reports false without an error when
-// the cache was stale: on 412 another writer changed the document first, on 404 it is
-// gone. Either way the change feed delivers the newer state and requeues the key, and
-// the controller decides again on that instead of forcing its write.
-func replaceCopy[P any](ctx context.Context, c database.Container, doc *api.Document[P]) (bool, error) {
-	_, err := database.Replace(ctx, c, doc)
+// under If-Match on the etag it was cached with, and returns what was stored. It returns
+// nil without an error when the cache was stale: on 412 another writer changed the
+// document first, on 404 it is gone. Either way the change feed delivers the newer state
+// and requeues the key, and the controller decides again on that instead of forcing its
+// write.
+func replaceCopy[P any](ctx context.Context, c database.Container, doc *api.Document[P]) (*api.Document[P], error) {
+	written, err := database.Replace(ctx, c, doc)
 	switch {
 	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
 		controller.LoggerFrom(ctx).Debug("document changed since it was cached; waiting for the change feed",
 			"document", doc.ResourceID, "error", err.Error())
-		return false, nil
+		return nil, nil
 	case err != nil:
-		return false, fmt.Errorf("replacing %s: %w", doc.ResourceID, err)
+		return nil, fmt.Errorf("replacing %s: %w", doc.ResourceID, err)
 	}
-	return true, nil
+	return written, nil
 }

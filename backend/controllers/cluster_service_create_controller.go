@@ -187,7 +187,7 @@ func (r *clusterServiceCreate) recordClusterServiceID(ctx context.Context, clust
 	update := cluster.DeepCopy()
 	update.Properties.ServiceProviderProperties.ClusterServiceID = href
 	update.Properties.ServiceProviderProperties.PendingClusterServiceID = ""
-	if written, err := replaceCopy(ctx, r.resources, update); err != nil || !written {
+	if written, err := replaceCopy(ctx, r.resources, update); err != nil || written == nil {
 		return err
 	}
 	controller.LoggerFrom(ctx).Info("recorded Cluster Service ID", "clusterServiceID", href)

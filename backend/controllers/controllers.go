@@ -182,6 +182,12 @@ func Build(d Deps, defs []Definition, cfg Config) ([]*controller.Controller, err
 // enqueued by every event of the given informers (an SPC event becomes its cluster's
 // key).
 func newClusterKeyed(d Deps, name string, s Settings, reconcile controller.ReconcileFunc, watch ...controller.Informer) (*controller.Controller, error) {
+	return newKeyed(d, name, s, api.ClusterResourceType, reconcile, watch...)
+}
+
+// newKeyed builds a controller keyed by the lowercased resource ID of keyType, enqueued
+// by every event of the given informers through the object's ancestor of that type.
+func newKeyed(d Deps, name string, s Settings, keyType string, reconcile controller.ReconcileFunc, watch ...controller.Informer) (*controller.Controller, error) {
 	opts := controller.Options{
 		Name:         name,
 		Workers:      s.Workers,
@@ -197,7 +203,7 @@ func newClusterKeyed(d Deps, name string, s Settings, reconcile controller.Recon
 		return nil, err
 	}
 	for _, inf := range watch {
-		if err := c.Watch(inf, controller.KeyForType(api.ClusterResourceType)); err != nil {
+		if err := c.Watch(inf, controller.KeyForType(keyType)); err != nil {
 			return nil, err
 		}
 	}

@@ -97,7 +97,7 @@ func (r *managementClusterPlacementSync) reconcile(ctx context.Context, key stri
 		update.Properties.Status = &api.ServiceProviderClusterStatus{}
 	}
 	update.Properties.Status.ManagementClusterResourceID = mcID
-	if written, err := replaceCopy(ctx, r.resources, update); err != nil || !written {
+	if written, err := replaceCopy(ctx, r.resources, update); err != nil || written == nil {
 		return controller.Result{}, err
 	}
 	logger.Info("recorded the management cluster Cluster Service placed the cluster on",

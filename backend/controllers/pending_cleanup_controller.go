@@ -32,18 +32,7 @@ type pendingCleanupController struct {
 // document events and its resync.
 func NewPendingCleanup(d Deps, s Settings) (*controller.Controller, error) {
 	p := &pendingCleanupController{d: d}
-	opts := controller.Options{Name: PendingCleanupName, Workers: s.Workers, ResyncPeriod: s.ResyncPeriod, Metrics: d.Metrics, Logger: d.Logger}
-	if d.RateLimiter != nil {
-		opts.RateLimiter = d.RateLimiter()
-	}
-	c, err := controller.New(opts, p.reconcile)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Watch(d.Informers.ManagementClusterSchedulings, controller.KeyForType(api.ManagementClusterResourceType)); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return newKeyed(d, PendingCleanupName, s, api.ManagementClusterResourceType, p.reconcile, d.Informers.ManagementClusterSchedulings)
 }
 
 // Why a reservation is dropped or kept, for logs.
@@ -89,11 +78,8 @@ func (p *pendingCleanupController) reconcile(ctx context.Context, key string) (c
 	}
 	update := sched.DeepCopy()
 	update.Properties.Status.PendingAssignedClusters = keep
-	written, err := database.Replace(ctx, p.d.Fleet, update)
-	switch {
-	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
-		return controller.Result{}, nil // the feed brings the newer document and this key back
-	case err != nil:
+	written, err := replaceCopy(ctx, p.d.Fleet, update)
+	if err != nil || written == nil {
 		return controller.Result{}, err
 	}
 	p.d.Informers.ManagementClusterSchedulings.Assume(written)

@@ -62,7 +62,7 @@ func (r *pendingClusterServiceIDAssign) reconcile(ctx context.Context, key strin
 	}
 	update.Properties.ServiceProviderProperties.PendingClusterServiceID = href
 
-	if written, err := replaceCopy(ctx, r.resources, update); err != nil || !written {
+	if written, err := replaceCopy(ctx, r.resources, update); err != nil || written == nil {
 		return controller.Result{}, err
 	}
 	controller.LoggerFrom(ctx).Info("assigned pending Cluster Service ID", "pendingClusterServiceID", href)

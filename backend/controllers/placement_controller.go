@@ -12,7 +12,6 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -222,12 +221,9 @@ func (p *placementController) adopt(ctx context.Context, spc *api.ServiceProvide
 func (p *placementController) reserve(ctx context.Context, sched *api.ManagementClusterScheduling, cluster *api.ResourceID) (bool, error) {
 	update := sched.DeepCopy()
 	update.Properties.Status.PendingAssignedClusters = append(update.Properties.Status.PendingAssignedClusters, cluster.Key())
-	written, err := database.Replace(ctx, p.d.Fleet, update)
-	switch {
-	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reserving on %s: %w", sched.ResourceID, err)
+	written, err := replaceCopy(ctx, p.d.Fleet, update)
+	if err != nil || written == nil {
+		return false, err
 	}
 	p.d.Informers.ManagementClusterSchedulings.Assume(written)
 	return true, nil
@@ -258,12 +254,9 @@ func (p *placementController) recordWait(ctx context.Context, spc *api.ServicePr
 }
 
 func (p *placementController) replaceSPC(ctx context.Context, update *api.ServiceProviderCluster) (bool, error) {
-	written, err := database.Replace(ctx, p.d.Resources, update)
-	switch {
-	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("recording placement in %s: %w", update.ResourceID, err)
+	written, err := replaceCopy(ctx, p.d.Resources, update)
+	if err != nil || written == nil {
+		return false, err
 	}
 	p.d.Informers.ServiceProviderClusters.Assume(written)
 	return true, nil
