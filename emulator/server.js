@@ -10,6 +10,8 @@
 // Once listening it prints one line to stdout, {"listening":"http://HOST:PORT"},
 // so a parent started with --port 0 learns the port. It exits on SIGTERM or
 // SIGINT, and when its stdin is a pipe that reaches EOF (the parent died).
+// --latency-ms is only the starting latency: PUT /_emulator/latency changes
+// it, and /_emulator/faults injects failures (README.md, lib/app.js).
 
 const fs = require("fs");
 const http = require("http");

@@ -6,6 +6,7 @@
 
 const crypto = require("crypto");
 const documents = require("./documents");
+const charges = require("./charge");
 const { CosmosError, codeFor, defaultMessage } = require("./errors");
 
 const packageRoutes = require("@vercel/cosmosdb-server/lib/routes").default;
@@ -65,55 +66,142 @@ function pathSegments(url) {
     });
 }
 
-// Injected failures, for testing clients' retry paths: Cosmos throttles with
-// 429 under load, which the emulator otherwise never does. Managed through
-//   POST   /_emulator/faults {"status":429,"count":2,"retryAfterMs":10,"method":"GET","path":"/dbs/db"}
-//   DELETE /_emulator/faults
-// The next `count` requests whose method and path prefix match fail with status.
+// Injected faults, for testing clients' retry paths and for chaos tests:
+// Cosmos throttles with 429 under load, loses etag races with 412 and has
+// slow moments, none of which the emulator does on its own. A fault matches
+// requests by method, path prefix and (ifMatchOnly) the presence of If-Match,
+// and then fires either for the next `count` matching requests or, with
+// `rate`, for each matching request with that probability. Firing delays the
+// request by latencyMs and then, with a status, answers that status instead
+// of running the request; without a status the request runs normally after
+// the delay. The first fault that matches and fires wins.
+const FAULT_FIELDS = new Set(["status", "count", "rate", "latencyMs", "retryAfterMs", "method", "path", "ifMatchOnly"]);
+
+function nonNegativeInteger(spec, name) {
+  if (spec[name] === undefined || spec[name] === null) return 0;
+  const n = Number(spec[name]);
+  if (!Number.isInteger(n) || n < 0) throw new CosmosError(400, `A fault's ${name} must be a non-negative integer.`);
+  return n;
+}
+
 class Faults {
   constructor() {
-    this.pending = [];
+    this.active = [];
+    this.seq = 0;
   }
 
+  // Validates spec and adds the fault; returns its description (with id).
   add(spec) {
-    const status = Number(spec && spec.status);
-    if (!Number.isInteger(status) || status < 400 || status > 599) throw new CosmosError(400, "A fault needs a status between 400 and 599.");
-    const count = spec.count === undefined ? 1 : Number(spec.count);
-    if (!Number.isInteger(count) || count < 1) throw new CosmosError(400, "A fault's count must be a positive integer.");
-    this.pending.push({
+    if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw new CosmosError(400, "A fault must be a JSON object.");
+    const unknown = Object.keys(spec).filter(k => !FAULT_FIELDS.has(k));
+    if (unknown.length > 0) {
+      throw new CosmosError(400, `Unknown fault field(s) ${unknown.join(", ")}; known: ${[...FAULT_FIELDS].join(", ")}.`);
+    }
+    const status = nonNegativeInteger(spec, "status");
+    const latencyMs = nonNegativeInteger(spec, "latencyMs");
+    if (status !== 0 && (status < 400 || status > 599)) throw new CosmosError(400, "A fault's status must be between 400 and 599.");
+    if (status === 0 && latencyMs === 0) throw new CosmosError(400, "A fault needs a status between 400 and 599, a latencyMs, or both.");
+    let rate = null;
+    if (spec.rate !== undefined && spec.rate !== null) {
+      rate = Number(spec.rate);
+      if (typeof spec.rate !== "number" || !(rate > 0 && rate <= 1)) throw new CosmosError(400, "A fault's rate must be a number in (0, 1].");
+    }
+    // A count-based fault fires once unless told otherwise; a rate-based one
+    // until it is removed, or `count` times if that is given too.
+    let count = rate === null ? 1 : null;
+    if (spec.count !== undefined && spec.count !== null) {
+      count = Number(spec.count);
+      if (!Number.isInteger(count) || count < 1) throw new CosmosError(400, "A fault's count must be a positive integer.");
+    }
+    if (spec.ifMatchOnly !== undefined && typeof spec.ifMatchOnly !== "boolean") {
+      throw new CosmosError(400, "A fault's ifMatchOnly must be true or false.");
+    }
+    this.seq += 1;
+    const fault = {
+      id: `f${this.seq}`,
       status,
-      remaining: count,
-      retryAfterMs: Number(spec.retryAfterMs) || 0,
+      count,
+      rate,
+      latencyMs,
+      retryAfterMs: nonNegativeInteger(spec, "retryAfterMs"),
       method: spec.method ? String(spec.method).toUpperCase() : null,
-      path: spec.path ? String(spec.path) : null
-    });
+      path: spec.path ? String(spec.path) : null,
+      ifMatchOnly: spec.ifMatchOnly === true,
+      hits: 0
+    };
+    this.active.push(fault);
+    return Faults.describe(fault);
+  }
+
+  // What GET and POST answer: the spec as applied, and hits so far. Fields
+  // that do not apply (no count, no rate, any method, any path) are left out.
+  static describe(f) {
+    return {
+      id: f.id,
+      status: f.status,
+      count: f.count === null ? undefined : f.count,
+      rate: f.rate === null ? undefined : f.rate,
+      latencyMs: f.latencyMs,
+      retryAfterMs: f.retryAfterMs,
+      method: f.method || undefined,
+      path: f.path || undefined,
+      ifMatchOnly: f.ifMatchOnly,
+      hits: f.hits
+    };
+  }
+
+  list() {
+    return this.active.map(Faults.describe);
+  }
+
+  get(id) {
+    const fault = this.active.find(f => f.id === id);
+    return fault ? Faults.describe(fault) : null;
+  }
+
+  remove(id) {
+    const i = this.active.findIndex(f => f.id === id);
+    if (i >= 0) this.active.splice(i, 1);
+    return i >= 0;
   }
 
   clear() {
-    this.pending = [];
+    this.active = [];
   }
 
-  // Consumes and returns the first fault that applies to req, if any.
+  // The first fault that matches req and fires, if any, with its hit
+  // counted; a fault whose count is used up is dropped.
   take(req, pathname) {
-    const i = this.pending.findIndex(f => (!f.method || f.method === req.method) && (!f.path || pathname.startsWith(f.path)));
-    if (i < 0) return null;
-    const fault = this.pending[i];
-    fault.remaining -= 1;
-    if (fault.remaining === 0) this.pending.splice(i, 1);
-    return fault;
+    for (let i = 0; i < this.active.length; i += 1) {
+      const f = this.active[i];
+      if (f.method && f.method !== req.method) continue;
+      if (f.path && !pathname.startsWith(f.path)) continue;
+      // A lost etag race (412) only exists for conditional writes.
+      if (f.ifMatchOnly && !req.headers["if-match"]) continue;
+      if (f.rate !== null && Math.random() >= f.rate) continue;
+      f.hits += 1;
+      if (f.count !== null && f.hits >= f.count) this.active.splice(i, 1);
+      return f;
+    }
+    return null;
   }
 
-  reply(fault) {
+  static reply(fault) {
     const headers = {};
     if (fault.retryAfterMs) headers["x-ms-retry-after-ms"] = String(fault.retryAfterMs);
     // 3200 is Cosmos's "request rate too large" sub-status.
     if (fault.status === 429) headers["x-ms-substatus"] = "3200";
-    return { status: fault.status, body: { code: codeFor(fault.status), message: "Fault injected by the emulator." }, headers };
+    return { status: fault.status, body: { code: codeFor(fault.status), message: `Fault ${fault.id} injected by the emulator.` }, headers };
   }
 }
 
-function createApp({ endpoint, account, stores, latencyMs = 0, log = () => {} }) {
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+
+function createApp({ endpoint, account, stores, latencyMs: initialLatencyMs = 0, log = () => {} }) {
   const faults = new Faults();
+  // Added to every request but the control endpoints'; PUT /_emulator/latency
+  // changes it at run time.
+  let latencyMs = initialLatencyMs;
 
   function accountReply() {
     // The SDK routes to the endpoints advertised here; the package would
@@ -153,18 +241,52 @@ function createApp({ endpoint, account, stores, latencyMs = 0, log = () => {} })
     return { status: res.statusCode, body, headers };
   }
 
-  async function control(req) {
-    if (req.method === "POST") faults.add(await documents.readJson(req));
-    else if (req.method === "DELETE") faults.clear();
-    else throw new CosmosError(405, "Use POST or DELETE on /_emulator/faults.");
-    return { status: 204 };
+  // The /_emulator control endpoints (segments after "_emulator"). They are
+  // never delayed nor faulted, and cost no request units.
+  //   GET    faults        {"faults":[{id, ..., hits}]}
+  //   POST   faults        add one (body: see Faults.add); 201 with its id
+  //   DELETE faults        remove all; 204
+  //   GET    faults/{id}   one fault
+  //   DELETE faults/{id}   remove one; 204, or 404 when there is no such fault
+  //   GET    latency       {"ms": N}
+  //   PUT    latency       {"ms": N}: the added latency from now on
+  async function control(req, segments) {
+    const reply = (status, body) => ({ status, body, charge: charges.NONE });
+    const methods = allowed => {
+      if (!allowed.includes(req.method)) {
+        throw new CosmosError(405, `Use ${allowed.join(" or ")} on /_emulator/${segments.join("/")}.`);
+      }
+    };
+    const [resource, id, ...rest] = segments;
+    if (resource === "faults" && id === undefined) {
+      methods(["GET", "POST", "DELETE"]);
+      if (req.method === "GET") return reply(200, { faults: faults.list() });
+      if (req.method === "POST") return reply(201, faults.add(await documents.readJson(req)));
+      faults.clear();
+      return reply(204);
+    }
+    if (resource === "faults" && rest.length === 0) {
+      methods(["GET", "DELETE"]);
+      const fault = faults.get(id);
+      if (!fault) throw new CosmosError(404, `There is no fault ${id}.`);
+      if (req.method === "GET") return reply(200, fault);
+      faults.remove(id);
+      return reply(204);
+    }
+    if (resource === "latency" && id === undefined) {
+      methods(["GET", "PUT"]);
+      if (req.method === "PUT") {
+        const spec = await documents.readJson(req);
+        const ms = spec && typeof spec === "object" ? spec.ms : undefined;
+        if (!Number.isInteger(ms) || ms < 0) throw new CosmosError(400, "The latency must be {\"ms\": N} with N a non-negative integer.");
+        latencyMs = ms;
+      }
+      return reply(200, { ms: latencyMs });
+    }
+    throw new CosmosError(404, `The emulator has no control endpoint /_emulator/${segments.join("/")}.`);
   }
 
-  async function dispatch(req, res) {
-    const segments = pathSegments(req.url);
-    if (segments.length === 2 && segments[0] === "_emulator" && segments[1] === "faults") return control(req);
-    const fault = faults.pending.length > 0 ? faults.take(req, `/${segments.join("/")}`) : null;
-    if (fault) return faults.reply(fault);
+  async function dispatch(req, res, segments) {
     if (segments.length === 0 && req.method === "GET") return accountReply();
     const matched = route(req, segments);
     if (matched) {
@@ -174,7 +296,7 @@ function createApp({ endpoint, account, stores, latencyMs = 0, log = () => {} })
     return delegate(req, res, segments);
   }
 
-  function send(req, res, { status, body, headers = {} }) {
+  function send(req, res, { status, body, headers = {}, charge }) {
     let payload = body;
     if (status >= 400 && (payload === undefined || payload === null || typeof payload !== "object" || !payload.code)) {
       // The package answers some errors with {} or {message}; Cosmos always
@@ -186,8 +308,10 @@ function createApp({ endpoint, account, stores, latencyMs = 0, log = () => {} })
     res.statusCode = status;
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.setHeader("x-ms-activity-id", req.headers["x-ms-activity-id"] || crypto.randomUUID());
-    // We have no request units; a constant keeps clients that read it happy.
-    res.setHeader("x-ms-request-charge", "1");
+    // Handlers tag what they did; anything untagged is a failure or an
+    // operation the model prices flat (charge.js).
+    const hundredths = charge !== undefined ? charge : status >= 400 ? charges.failure(status) : charges.OTHER;
+    res.setHeader("x-ms-request-charge", String(charges.ru(hundredths)));
     if (status === 204 || status === 304 || payload === undefined || payload === "") {
       res.end();
       return;
@@ -196,20 +320,43 @@ function createApp({ endpoint, account, stores, latencyMs = 0, log = () => {} })
     res.end(typeof payload === "string" ? payload : JSON.stringify(payload));
   }
 
-  function fail(req, res, err) {
+  function fail(req, res, err, charge) {
     if (!(err instanceof CosmosError)) {
       log(`${req.method} ${req.url}: ${err && err.stack ? err.stack : err}`);
     }
     const status = err instanceof CosmosError ? err.statusCode : 500;
     const headers = err instanceof CosmosError && err.subStatus ? { "x-ms-substatus": String(err.subStatus) } : {};
     const message = err && err.message ? err.message : String(err);
-    send(req, res, { status, body: { code: codeFor(status), message }, headers });
+    send(req, res, { status, body: { code: codeFor(status), message }, headers, charge });
   }
 
   const handle = async (req, res) => {
-    if (latencyMs > 0) await new Promise(resolve => setTimeout(resolve, latencyMs));
     try {
-      send(req, res, await dispatch(req, res));
+      let segments = null;
+      let badPath = null;
+      try {
+        segments = pathSegments(req.url);
+      } catch (err) {
+        badPath = err;
+      }
+      if (segments && segments[0] === "_emulator") {
+        let reply;
+        try {
+          reply = await control(req, segments.slice(1));
+        } catch (err) {
+          fail(req, res, err, charges.NONE);
+          return;
+        }
+        send(req, res, reply);
+        return;
+      }
+      // Decided on arrival, so count-based faults hit requests in the order
+      // they came in, whatever their delays.
+      const fault = segments ? faults.take(req, `/${segments.join("/")}`) : null;
+      const delay = latencyMs + (fault ? fault.latencyMs : 0);
+      if (delay > 0) await sleep(delay);
+      if (badPath) throw badPath;
+      send(req, res, fault && fault.status ? Faults.reply(fault) : await dispatch(req, res, segments));
     } catch (err) {
       if (res.headersSent) {
         res.destroy(err);

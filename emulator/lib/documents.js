@@ -2,10 +2,13 @@
 
 // Handlers for everything under /dbs/{db}/colls/{coll}/docs and .../pkranges:
 // point operations, queries, transactional batches and the change feed.
-// Each returns { status, body, headers }; errors are thrown as CosmosError.
+// Each returns { status, body, headers, charge }, charge being the modelled
+// request charge in hundredths of an RU (charge.js); errors are thrown as
+// CosmosError.
 
 const pk = require("./partition-key");
 const query = require("./query");
+const charge = require("./charge");
 const { applyPatch } = require("./patch");
 const { itemKey, entryJson } = require("./store");
 const { CosmosError, badRequest, notFound, conflict, preconditionFailed, partitionKeyRangeGone } = require("./errors");
@@ -122,8 +125,14 @@ function stage(txn, store, key, components, body, previous) {
   return entry;
 }
 
+const itemBytes = entry => Buffer.byteLength(entryJson(entry));
+
+// The result of a write: a create, replace, upsert or patch of entry.
+const written = (statusCode, entry) => ({ statusCode, entry, charge: charge.write(itemBytes(entry)) });
+
 // The operations, shared by point requests and batches. Each works on a
-// transaction and returns { statusCode, entry? }.
+// transaction and returns { statusCode, entry?, charge }, charge being the
+// modelled request charge in hundredths of an RU (see charge.js).
 const operations = {
   create(txn, store, partition, { resourceBody }) {
     validateDocument(resourceBody);
@@ -131,7 +140,7 @@ const operations = {
     checkPartitionKeyMatches(partition, components);
     const key = itemKey(components, resourceBody.id);
     if (txn.get(key)) throw conflict();
-    return { statusCode: 201, entry: stage(txn, store, key, components, resourceBody, null) };
+    return written(201, stage(txn, store, key, components, resourceBody, null));
   },
 
   // Replace semantics (If-Match honoured) when the item exists, create
@@ -143,7 +152,7 @@ const operations = {
     const key = itemKey(components, resourceBody.id);
     const existing = txn.get(key);
     if (existing) checkIfMatch(ifMatch, existing);
-    return { statusCode: existing ? 200 : 201, entry: stage(txn, store, key, components, resourceBody, existing) };
+    return written(existing ? 200 : 201, stage(txn, store, key, components, resourceBody, existing));
   },
 
   replace(txn, store, partition, { id, resourceBody, ifMatch }) {
@@ -157,13 +166,13 @@ const operations = {
     const existing = txn.get(key);
     if (!existing) throw notFound();
     checkIfMatch(ifMatch, existing);
-    return { statusCode: 200, entry: stage(txn, store, key, components, resourceBody, existing) };
+    return written(200, stage(txn, store, key, components, resourceBody, existing));
   },
 
   read(txn, store, partition, { id }) {
     const existing = txn.get(itemKey(partition, id));
     if (!existing) throw notFound();
-    return { statusCode: 200, entry: existing };
+    return { statusCode: 200, entry: existing, charge: charge.read(itemBytes(existing)) };
   },
 
   delete(txn, store, partition, { id, ifMatch }) {
@@ -172,7 +181,7 @@ const operations = {
     if (!existing) throw notFound();
     checkIfMatch(ifMatch, existing);
     txn.remove(key);
-    return { statusCode: 204 };
+    return { statusCode: 204, charge: charge.write(itemBytes(existing)) };
   },
 
   // resourceBody is azcosmos's PatchOperations: {"condition"?, "operations"}.
@@ -188,16 +197,16 @@ const operations = {
     const protectedPaths = new Set(["/id", ...store.paths]);
     const patched = applyPatch(existing.doc, spec.operations, protectedPaths);
     validateDocument(patched);
-    return { statusCode: 200, entry: stage(txn, store, key, existing.components, patched, existing) };
+    return written(200, stage(txn, store, key, existing.components, patched, existing));
   }
 };
 
-function itemReply(req, store, { statusCode, entry }, isWrite) {
+function itemReply(req, store, { statusCode, entry, charge: hundredths }, isWrite) {
   const headers = { "x-ms-session-token": `0:-1#${store.lsn}` };
-  if (!entry) return { status: statusCode, headers };
+  if (!entry) return { status: statusCode, headers, charge: hundredths };
   headers.etag = entry.doc._etag;
   const body = isWrite && wantsMinimal(req) ? "" : entryJson(entry);
-  return { status: statusCode, body, headers };
+  return { status: statusCode, body, headers, charge: hundredths };
 }
 
 // Runs one operation in its own transaction.
@@ -246,7 +255,7 @@ function readDocument(ctx) {
   const reply = single(ctx, store, "read", { id: ctx.params.docId }, false);
   const ifNoneMatch = ctx.req.headers["if-none-match"];
   if (ifNoneMatch && bareEtag(ifNoneMatch) === bareEtag(reply.headers.etag)) {
-    return { status: 304, headers: reply.headers };
+    return { status: 304, headers: reply.headers, charge: charge.NOT_MODIFIED };
   }
   return reply;
 }
@@ -280,8 +289,8 @@ async function batch(ctx) {
     }
     return operations[name](txn, store, opPartition, op);
   };
-  const success = ({ statusCode, entry }, op) => {
-    const out = { statusCode, requestCharge: 1 };
+  const success = ({ statusCode, entry, charge: hundredths }, op) => {
+    const out = { statusCode, requestCharge: charge.ru(hundredths) };
     if (entry) {
       out.eTag = entry.doc._etag;
       if (!minimal || String(op.operationType).toLowerCase() === "read") out.resourceBody = entry.doc;
@@ -290,11 +299,14 @@ async function batch(ctx) {
   };
   const failure = err => {
     if (!(err instanceof CosmosError)) throw err;
-    const out = { statusCode: err.statusCode, requestCharge: 1 };
+    const out = { statusCode: err.statusCode, requestCharge: charge.ru(charge.failure(err.statusCode)) };
     if (err.subStatus) out.subStatusCode = err.subStatus;
     return out;
   };
   const headers = () => ({ "x-ms-session-token": `0:-1#${store.lsn}` });
+  // A batch costs what its operations cost; requestCharge values are exact
+  // hundredths, so rounding recovers the integers.
+  const total = results => results.reduce((sum, r) => sum + Math.round(r.requestCharge * 100), 0);
 
   if (atomic) {
     const txn = store.begin(Date.now());
@@ -306,11 +318,11 @@ async function batch(ctx) {
         const failed = failure(err);
         // Nothing was committed; every other operation failed on account of this one.
         const body = ops.map((_, j) => (j === i ? failed : { statusCode: 424, requestCharge: 0 }));
-        return { status: 207, body, headers: headers() };
+        return { status: 207, body, headers: headers(), charge: total(body) };
       }
     }
     txn.commit();
-    return { status: 200, body: results, headers: headers() };
+    return { status: 200, body: results, headers: headers(), charge: total(results) };
   }
 
   // Non-atomic (bulk-style) batch: each operation commits on its own.
@@ -330,7 +342,7 @@ async function batch(ctx) {
       failedAny = true;
     }
   }
-  return { status: failedAny ? 207 : 200, body: results, headers: headers() };
+  return { status: failedAny ? 207 : 200, body: results, headers: headers(), charge: total(results) };
 }
 
 function parseContinuation(req) {
@@ -348,7 +360,12 @@ function parseContinuation(req) {
 function feedReply(store, documents, continuation) {
   const headers = { "x-ms-item-count": String(documents.length) };
   if (continuation) headers["x-ms-continuation"] = JSON.stringify(continuation);
-  return { status: 200, body: { _rid: store.rid, Documents: documents, _count: documents.length }, headers };
+  return {
+    status: 200,
+    body: { _rid: store.rid, Documents: documents, _count: documents.length },
+    headers,
+    charge: charge.feedPage(documents.length)
+  };
 }
 
 function runQuery(ctx, store, sql, parameters, prefix) {
@@ -435,7 +452,7 @@ function changeFeed(ctx) {
   // matches exists up to the container's current lsn.
   const next = more ? page[page.length - 1].lsn : Math.max(after, store.lsn);
   const headers = { etag: `"${next}"`, lsn: String(store.lsn), "x-ms-session-token": `0:-1#${store.lsn}` };
-  if (page.length === 0) return { status: 304, headers };
+  if (page.length === 0) return { status: 304, headers, charge: charge.NOT_MODIFIED };
   headers["x-ms-item-count"] = String(page.length);
   const documents = page.map(e => {
     const json = entryJson(e);
@@ -444,7 +461,8 @@ function changeFeed(ctx) {
   return {
     status: 200,
     body: `{"_rid":${JSON.stringify(store.rid)},"Documents":[${documents.join(",")}],"_count":${page.length}}`,
-    headers
+    headers,
+    charge: charge.feedPage(page.length)
   };
 }
 

@@ -55,6 +55,7 @@ type Options struct {
 	Port int
 	// Latency is added by the server to every request (passed as
 	// --latency-ms), to mimic the round trip to a real in-region account.
+	// (*Emulator).SetLatency changes it while the server runs.
 	Latency time.Duration
 	// Dir is the emulator/ folder holding server.js and node_modules. When
 	// empty, $HCPSCHED_EMULATOR_DIR is used, else the folder is found by
