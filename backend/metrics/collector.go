@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/hcpsched/hcpsched/backend/controllers"
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -219,14 +218,15 @@ func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, cands
 	}
 }
 
-// quantity exports one resource of a reported list; an absent or unparsable quantity
-// exports nothing rather than a misleading zero.
+// quantity exports one resource of a reported list; an absent quantity, or one placement
+// cannot count, exports nothing rather than a misleading figure. Parsing as placement
+// does also keeps MilliValue from wrapping on a huge quantity.
 func (c *Collector) quantity(ch chan<- prometheus.Metric, desc *prometheus.Desc, list api.ResourceList, name, mc string) {
 	raw, ok := list[name]
 	if !ok {
 		return
 	}
-	q, err := resource.ParseQuantity(raw)
+	q, err := placement.ParseQuantity(raw)
 	if err != nil {
 		return
 	}

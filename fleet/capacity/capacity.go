@@ -5,6 +5,7 @@ package capacity
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
 	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // Resources are the resources placement counts; every other resource in a report is
@@ -28,7 +30,10 @@ type Observed struct {
 
 // Observe reads the scheduling resources out of a capacity report. The report's node
 // entries are per VM size and already sum the allocatable of that size's ready nodes, so
-// capacity adds them up; sizes without a ready node contribute nothing.
+// capacity adds them up; sizes without a ready node contribute nothing. Every quantity it
+// returns is one placement can count (placement.ParseQuantity); a report with any other
+// is an error, so that a broken agent leaves the last good figures to go stale rather
+// than be mirrored.
 func Observe(report *api.CapacityReport) (Observed, error) {
 	sum := list{}
 	for _, n := range report.Status.Nodes {
@@ -43,15 +48,26 @@ func Observe(report *api.CapacityReport) (Observed, error) {
 			sum.add(r, q)
 		}
 	}
-	return Observed{
-		Capacity: sum.resourceList(),
-		Usage:    filter(report.Status.Usage),
-		Requests: filter(report.Status.Requested),
-	}, nil
+	capacity, err := sum.resourceList()
+	if err != nil {
+		return Observed{}, fmt.Errorf("capacity: %w", err)
+	}
+	usage, err := filter(report.Status.Usage)
+	if err != nil {
+		return Observed{}, fmt.Errorf("usage: %w", err)
+	}
+	requests, err := filter(report.Status.Requested)
+	if err != nil {
+		return Observed{}, fmt.Errorf("requested: %w", err)
+	}
+	return Observed{Capacity: capacity, Usage: usage, Requests: requests}, nil
 }
 
 // filter keeps the scheduling resources, spelled as the report spelled them.
-func filter(in api.ResourceList) api.ResourceList {
+func filter(in api.ResourceList) (api.ResourceList, error) {
+	if _, err := parse(in); err != nil {
+		return nil, err
+	}
 	out := api.ResourceList{}
 	for _, r := range Resources {
 		if v, ok := in[r]; ok {
@@ -59,9 +75,9 @@ func filter(in api.ResourceList) api.ResourceList {
 		}
 	}
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
-	return out
+	return out, nil
 }
 
 // Ceiling is the most a management cluster can hold once its worker pools have scaled out.
@@ -99,10 +115,18 @@ func ComputeCeiling(report *api.CapacityReport, pools []agentpools.Pool, sizes V
 				unresolved[p.VMSize+": "+r] = true
 				continue
 			}
-			sum.add(r, times(q, p.MaxNodes()))
+			total, err := times(q, p.MaxNodes())
+			if err != nil {
+				return Ceiling{}, fmt.Errorf("worker pool %q (%s): %s: %w", p.Name, p.VMSize, r, err)
+			}
+			sum.add(r, total)
 		}
 	}
-	c.Capacity = sum.resourceList()
+	capacity, err := sum.resourceList()
+	if err != nil {
+		return Ceiling{}, err
+	}
+	c.Capacity = capacity
 	for u := range unresolved {
 		c.Unresolved = append(c.Unresolved, u)
 	}
@@ -140,7 +164,9 @@ func perNode(report *api.CapacityReport, p agentpools.Pool, sizes VMSizes) (map[
 	return out, nil
 }
 
-// parse reads the scheduling resources of a resource list.
+// parse reads the scheduling resources of a resource list. It parses as placement does:
+// bounded in size and time, which keeps the arithmetic here in int64 range, and never
+// negative.
 func parse(l api.ResourceList) (map[string]resource.Quantity, error) {
 	out := map[string]resource.Quantity{}
 	for _, r := range Resources {
@@ -148,7 +174,7 @@ func parse(l api.ResourceList) (map[string]resource.Quantity, error) {
 		if !ok {
 			continue
 		}
-		q, err := resource.ParseQuantity(v)
+		q, err := placement.ParseQuantity(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
@@ -192,11 +218,25 @@ func divide(r string, q resource.Quantity, n int64) resource.Quantity {
 	}
 }
 
-func times(q resource.Quantity, n int64) resource.Quantity {
-	if q.Format == resource.BinarySI {
-		return *resource.NewQuantity(q.Value()*n, resource.BinarySI)
+// times multiplies a per-node amount by a node count. A product beyond int64 is an error:
+// plain multiplication would wrap to a negative ceiling.
+func times(q resource.Quantity, n int64) (resource.Quantity, error) {
+	if n < 0 {
+		return resource.Quantity{}, fmt.Errorf("negative node count %d", n)
 	}
-	return *resource.NewMilliQuantity(q.MilliValue()*n, q.Format)
+	perUnit := int64(1000) // the product is counted in milli-units, or bytes for BinarySI
+	if q.Format == resource.BinarySI {
+		perUnit = 1
+	}
+	// Value first: MilliValue itself wraps for amounts beyond int64 milli-units, which a
+	// pool's NIC tag can ask for.
+	if n > 0 && q.Value() > math.MaxInt64/perUnit/n {
+		return resource.Quantity{}, fmt.Errorf("%s times %d nodes is beyond int64", q.String(), n)
+	}
+	if q.Format == resource.BinarySI {
+		return *resource.NewQuantity(q.Value()*n, resource.BinarySI), nil
+	}
+	return *resource.NewMilliQuantity(q.MilliValue()*n, q.Format), nil
 }
 
 // list sums quantities per resource.
@@ -212,13 +252,18 @@ func (l list) add(r string, q resource.Quantity) {
 	l[r] = sum
 }
 
-func (l list) resourceList() api.ResourceList {
+// resourceList spells the sums; a sum placement could not count is an error.
+func (l list) resourceList() (api.ResourceList, error) {
 	if len(l) == 0 {
-		return nil
+		return nil, nil
 	}
 	out := api.ResourceList{}
 	for r, q := range l {
-		out[r] = q.String()
+		s := q.String()
+		if _, err := placement.ParseQuantity(s); err != nil {
+			return nil, fmt.Errorf("sum of %s: %w", r, err)
+		}
+		out[r] = s
 	}
-	return out
+	return out, nil
 }

@@ -260,6 +260,9 @@ func (c *Client) SearchClusters(ctx context.Context, identity AzureIdentity) ([]
 		if err := checkResponse(resp, err); err != nil {
 			return nil, fmt.Errorf("search clusters (%s) page %d: %w", expr, page, err)
 		}
+		if err := checkPage(resp, page); err != nil {
+			return nil, fmt.Errorf("search clusters (%s): %w", expr, err)
+		}
 		items := resp.Items().Slice()
 		out = append(out, items...)
 		if len(items) == 0 || len(out) >= resp.Total() {
@@ -303,6 +306,9 @@ func (c *Client) listShards(ctx context.Context, expr string) ([]*arohcp.Provisi
 		if err := checkResponse(resp, err); err != nil {
 			return nil, fmt.Errorf("page %d: %w", page, err)
 		}
+		if err := checkPage(resp, page); err != nil {
+			return nil, err
+		}
 		items := resp.Items().Slice()
 		out = append(out, items...)
 		if len(items) == 0 || len(out) >= resp.Total() {
@@ -310,6 +316,25 @@ func (c *Client) listShards(ctx context.Context, expr string) ([]*arohcp.Provisi
 		}
 	}
 }
+
+// checkPage refuses a list answer that does not say it is the page asked for. CS numbers
+// every page it returns. Without the check, an empty 2xx (from a proxy, say) reads as an
+// empty list, and a server that ignores the page parameter answers page 1 to every
+// request: the loop would collect the same items again until their count reached the
+// total, returning duplicates (one cluster seen as two) or, with a large total, never
+// returning.
+func checkPage(resp interface{ GetPage() (int, bool) }, asked int) error {
+	got, ok := resp.GetPage()
+	switch {
+	case !ok:
+		return fmt.Errorf("page %d: %w", asked, errNoPage)
+	case got != asked:
+		return fmt.Errorf("page %d: cluster service answered with page %d", asked, got)
+	}
+	return nil
+}
+
+var errNoPage = errors.New("cluster service answered without a page number")
 
 // GetProvisionShard fetches one shard by its bare id.
 func (c *Client) GetProvisionShard(ctx context.Context, id string) (*arohcp.ProvisionShard, error) {

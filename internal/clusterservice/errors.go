@@ -59,24 +59,34 @@ type sdkResponse interface {
 	Error() *sdkerrors.Error
 }
 
-// checkResponse turns the SDK's three ways of reporting a failure into one error: a
-// transport error, an *errors.Error from a JSON error body, and, because the SDK returns a
-// nil error when an error status has an empty body, a bare status.
+// checkResponse turns the SDK's ways of reporting a failure into one error: a transport
+// error, an *errors.Error from a JSON error body, and a bare status for the answers the
+// SDK lets through. Whatever the body, a status outside 2xx is an *APIError, so that
+// errors.Is(err, ErrNotFound) holds for every 404: the SDK returns a nil error when an
+// error status has an empty body, only a JSON decoding error when the body is not CS's
+// error object, and no error at all for a 3xx (which CS never sends; a redirect without
+// a Location reaches here unfollowed, its body read as the resource).
 func checkResponse(resp sdkResponse, err error) error {
 	var sdkErr *sdkerrors.Error
 	if errors.As(err, &sdkErr) {
 		return fromSDKError(sdkErr)
 	}
-	if err != nil {
+	// A transport error comes with a nil response, whose Status is 0.
+	status := resp.Status()
+	if status == 0 || (status >= 200 && status < 300) {
 		return err
 	}
-	if status := resp.Status(); status >= http.StatusBadRequest {
-		if body := resp.Error(); body != nil {
-			return fromSDKError(body)
-		}
-		return &APIError{Status: status, Reason: "empty response body"}
+	if err != nil {
+		// resp.Error() is then whatever the SDK had decoded when it failed, without a status.
+		return &APIError{Status: status, Reason: "unreadable response body: " + err.Error()}
 	}
-	return nil
+	if body := resp.Error(); body != nil {
+		return fromSDKError(body)
+	}
+	if status < http.StatusBadRequest {
+		return &APIError{Status: status, Reason: "not a success status"}
+	}
+	return &APIError{Status: status, Reason: "empty response body"}
 }
 
 func fromSDKError(e *sdkerrors.Error) *APIError {
