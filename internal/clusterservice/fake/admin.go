@@ -37,6 +37,19 @@ func (s *Server) ClustersOnShard(shardID string) ([]*arohcp.Cluster, error) {
 	return out, nil
 }
 
+// MisplaceOnCreate makes the next create of the cluster with this Azure resource name
+// ignore its pin and land on another shard, the pin violation hcpsched must report. Real
+// CS would do it only through a bug or an operator, so the fake does it only on request,
+// and at creation, before anyone could have observed the pinned shard.
+func (s *Server) MisplaceOnCreate(azureResourceName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.misplace == nil {
+		s.misplace = map[string]bool{}
+	}
+	s.misplace[strings.ToLower(azureResourceName)] = true
+}
+
 // MoveCluster places a cluster on another shard behind the API's back, ignoring the pin and
 // the shard's status, so that tests can produce the pin violation hcpsched must detect.
 func (s *Server) MoveCluster(clusterID, shardID string) (*arohcp.Cluster, error) {

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
@@ -148,4 +149,25 @@ func replaceShardIdentity(body, name string) string {
 	out = replaceAll(out, "managedClusters/mc-1", "managedClusters/"+name)
 	out = replaceAll(out, `"consumer_name": "mc-1"`, `"consumer_name": "`+name+`"`)
 	return out
+}
+
+func TestMisplaceOnCreateIgnoresOnePinOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pinned := h.createShard(t)
+	resp := h.do(t, http.MethodPost, shardsPath, replaceShardIdentity(shardJSON, "mc-2"))
+	require.Equal(t, http.StatusCreated, resp.status, resp.body)
+	other := decode(t, resp.body)["id"].(string)
+
+	h.fake.MisplaceOnCreate("HCP-1") // Azure names compare case-insensitively
+	misplaced := newID()
+	resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(misplaced, pinned))
+	require.Equal(t, http.StatusCreated, resp.status, resp.body)
+	assert.Equal(t, other, decode(t, resp.body)["provision_shard_id"], "the pin was ignored")
+
+	// Any other cluster honours its pin.
+	h.fake.MisplaceOnCreate("hcp-3")
+	resp = h.do(t, http.MethodPost, clustersPath, strings.ReplaceAll(clusterJSON(newID(), pinned), "hcp-1", "hcp-2"))
+	require.Equal(t, http.StatusCreated, resp.status, resp.body)
+	assert.Equal(t, pinned, decode(t, resp.body)["provision_shard_id"])
 }

@@ -3,6 +3,7 @@ package fake
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 )
@@ -89,6 +90,13 @@ func (s *Server) createCluster(w http.ResponseWriter, body []byte) error {
 		HREF(clusterHREF(id)).
 		CreationTimestamp(s.now().UTC()).
 		State(arohcp.ClusterStatePending)
+	if pinned && s.misplace[strings.ToLower(in.Azure().ResourceName())] {
+		delete(s.misplace, strings.ToLower(in.Azure().ResourceName()))
+		if other := s.otherShardLocked(in.ProvisionShardID()); other != "" {
+			s.logger.Warn("pin ignored, as asked", "pinned", in.ProvisionShardID(), "placed", other)
+			b.ProvisionShardID(other)
+		}
+	}
 	if !pinned {
 		if shardID := s.pickActiveShardLocked(); shardID != "" {
 			// The model documents provision_shard_id as where the cluster is allocated, so
@@ -154,6 +162,17 @@ func (s *Server) pickActiveShardLocked() string {
 	id := active[s.nextShard%len(active)]
 	s.nextShard++
 	return id
+}
+
+// otherShardLocked is the shard created after shardID (wrapping around), or "" when
+// there is no other.
+func (s *Server) otherShardLocked(shardID string) string {
+	for i, id := range s.shardOrder {
+		if id == shardID && len(s.shardOrder) > 1 {
+			return s.shardOrder[(i+1)%len(s.shardOrder)]
+		}
+	}
+	return ""
 }
 
 func (s *Server) getCluster(w http.ResponseWriter, id string) error {

@@ -10,9 +10,12 @@ import (
 // The fake keeps its own copy of CS's identifier rules instead of importing the client's
 // helpers: if both sides shared one implementation, a bug in it could never be caught here.
 
+// ClustersPath is the collection of clusters, for faults aimed at cluster requests.
+const ClustersPath = apiPrefix + "/clusters"
+
 const (
 	apiPrefix       = "/api/aro_hcp/v1alpha1"
-	clustersPath    = apiPrefix + "/clusters"
+	clustersPath    = ClustersPath
 	shardsPath      = apiPrefix + "/provision_shards"
 	errorsPath      = apiPrefix + "/errors"
 	errorCodePrefix = "CLUSTERS-MGMT-"

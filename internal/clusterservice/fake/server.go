@@ -29,10 +29,16 @@ type Server struct {
 	shardOrder   []string
 	// nextShard is the round-robin cursor over active shards for unpinned creates.
 	nextShard int
-	requests  []Request
-	faults    []*fault
-	faultSeq  int
-	rng       *rand.Rand
+	// misplace holds the Azure resource names whose next create ignores its pin.
+	misplace map[string]bool
+	faults   []*fault
+	faultSeq int
+	rng      *rand.Rand
+
+	// logMu guards requests apart from mu: a request is logged as its answer starts,
+	// which is while a handler may hold mu.
+	logMu    sync.Mutex
+	requests []Request
 }
 
 // Option configures a Server.
@@ -80,8 +86,8 @@ func (s *Server) resetLocked() {
 	s.shards = map[string]*arohcp.ProvisionShard{}
 	s.shardOrder = nil
 	s.nextShard = 0
-	s.requests = nil
 	s.faults = nil
+	s.ResetRequests()
 }
 
 // Request is one API request the fake received, as logged for assertions. Admin requests
@@ -102,8 +108,8 @@ type Request struct {
 
 // Requests returns a copy of the request log, oldest first.
 func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
 	out := make([]Request, len(s.requests))
 	copy(out, s.requests)
 	return out
@@ -111,27 +117,34 @@ func (s *Server) Requests() []Request {
 
 // ResetRequests empties the request log.
 func (s *Server) ResetRequests() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
 	s.requests = nil
 }
 
+// statusRecorder calls onStatus once, with the status, before anything reaches the client.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onStatus func(status int)
+}
+
+func (r *statusRecorder) record(status int) {
+	if r.status == 0 {
+		r.status = status
+		if r.onStatus != nil {
+			r.onStatus(status)
+		}
+	}
 }
 
 func (r *statusRecorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
+	r.record(status)
 	r.ResponseWriter.WriteHeader(status)
 }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
+	r.record(http.StatusOK)
 	return r.ResponseWriter.Write(b)
 }
 
@@ -141,7 +154,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(w, r)
 		return
 	}
-	rec := &statusRecorder{ResponseWriter: w}
 	entry := Request{
 		Time:   s.now(),
 		Method: r.Method,
@@ -149,13 +161,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Query:  r.URL.RawQuery,
 		Header: r.Header.Clone(),
 	}
-	// The entry is stored before the handler returns, so by the time a client sees the
-	// response the log already holds it and tests need no polling.
-	defer func() {
-		entry.Status = rec.status
-		s.mu.Lock()
+	// The entry is stored before the first byte of the answer leaves, so by the time a
+	// client sees the response the log already holds it and tests need no polling. (A
+	// large body is flushed while the handler still runs, so storing it when the handler
+	// returns would be too late.)
+	logged := false
+	store := func(status int) {
+		entry.Status = status
+		s.logMu.Lock()
 		s.requests = append(s.requests, entry)
-		s.mu.Unlock()
+		s.logMu.Unlock()
+		logged = true
+	}
+	rec := &statusRecorder{ResponseWriter: w, onStatus: store}
+	defer func() {
+		// A request whose client gave up got no answer; it is still logged.
+		if !logged {
+			store(rec.status)
+		}
 	}()
 
 	body, err := io.ReadAll(http.MaxBytesReader(rec, r.Body, maxBodyBytes))
