@@ -19,11 +19,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hcpsched/hcpsched/backend/app"
 	"github.com/hcpsched/hcpsched/backend/controllers"
-	clustermetrics "github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
@@ -134,50 +133,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer func() { _ = cs.Close() }()
 
-	infOpts := cfg.informers
-	infOpts.Logger = logger.With("component", "informers")
-	infOpts.Registerer = reg
-	factory, err := informers.NewFactory(store, infOpts)
-	if err != nil {
-		return err
-	}
-	metrics, err := controller.NewMetrics(reg)
-	if err != nil {
-		return fmt.Errorf("controller metrics: %w", err)
-	}
-	placementMetrics, err := controllers.NewPlacementMetrics(reg)
-	if err != nil {
-		return fmt.Errorf("placement metrics: %w", err)
-	}
-	caches := controllers.NewInformers(factory)
-	if err := reg.Register(controllers.NewCapacityCollector(caches, cfg.placement)); err != nil {
-		return fmt.Errorf("capacity metrics: %w", err)
-	}
-	if err := reg.Register(clustermetrics.NewCollector(caches, cfg.placement, nil)); err != nil {
-		return fmt.Errorf("cluster metrics: %w", err)
-	}
-	ctrls, err := controllers.Build(controllers.Deps{
-		Resources:        store.Container(api.ResourcesContainer),
-		Fleet:            store.Container(api.FleetContainer),
-		Informers:        caches,
-		ClusterService:   cs,
-		Metrics:          metrics,
-		Logger:           logger,
-		Placement:        cfg.placement,
-		PlacementMetrics: placementMetrics,
-	}, controllers.Definitions(), cfg.controllers)
-	if err != nil {
-		return err
-	}
-
-	return process.Run(ctx, cfg.process, reg, logger, process.App{
-		StartCaches: func(ctx context.Context) error {
-			factory.Start(ctx)
-			return nil
-		},
-		WaitForCacheSync: factory.WaitForCacheSync,
-		RunControllers: func(ctx context.Context) error {
-			return controller.RunAll(ctx, ctrls)
-		},
+	backend, err := app.New(app.Config{
+		Store:          store,
+		ClusterService: cs,
+		Registerer:     reg,
+		Logger:         logger,
+		Informers:      cfg.informers,
+		Placement:      cfg.placement,
+		Controllers:    cfg.controllers,
 	})
+	if err != nil {
+		return err
+	}
+	return process.Run(ctx, cfg.process, reg, logger, backend)
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
+	"github.com/hcpsched/hcpsched/fleet/app"
 	"github.com/hcpsched/hcpsched/fleet/capacity"
 	"github.com/hcpsched/hcpsched/fleet/controllers"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/process"
@@ -169,53 +169,24 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer cs.Close()
 
-	f.informers.Logger, f.informers.Registerer = logger, reg
-	factory, err := informers.NewFactory(store, f.informers)
-	if err != nil {
-		return err
-	}
-	inf := controllers.NewInformers(factory)
-	metrics, err := controller.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
-	options := func(name string, resync time.Duration) controller.Options {
-		return controller.Options{Name: name, Workers: f.workers, ResyncPeriod: resync, Metrics: metrics, Logger: logger}
-	}
-	type builder interface {
-		Controller(controller.Options) (*controller.Controller, error)
-	}
-	var running []*controller.Controller
-	for _, b := range []struct {
-		builder
-		name   string
-		resync time.Duration
-	}{
-		{controllers.NewClustersServiceRegistration(inf, store, cs, f.region), controllers.ClustersServiceRegistrationControllerName, f.resyncPeriod},
-		{controllers.NewLifecycle(inf, store), controllers.LifecycleControllerName, f.resyncPeriod},
-		{controllers.NewCapacityReadDesire(inf, store), controllers.CapacityReadDesireControllerName, f.resyncPeriod},
-		// The two periodic controllers time themselves (see their docs): a resync would
-		// only add passes.
-		{controllers.NewCapacityReporting(inf, store, f.capacityPollInterval), controllers.CapacityReportingControllerName, 0},
-		{controllers.NewScaleCeiling(inf, store, pools, sizes, f.scaleCeilingInterval), controllers.ScaleCeilingControllerName, 0},
-	} {
-		c, err := b.Controller(options(b.name, b.resync))
-		if err != nil {
-			return fmt.Errorf("building %s: %w", b.name, err)
-		}
-		running = append(running, c)
-	}
-
-	return process.Run(ctx, f.shell, reg, logger, process.App{
-		StartCaches: func(ctx context.Context) error {
-			factory.Start(ctx)
-			return nil
-		},
-		WaitForCacheSync: factory.WaitForCacheSync,
-		RunControllers: func(ctx context.Context) error {
-			return controller.RunAll(ctx, running)
-		},
+	fleet, err := app.New(app.Config{
+		Store:                store,
+		ClusterService:       cs,
+		AgentPools:           pools,
+		VMSizes:              sizes,
+		Region:               f.region,
+		Workers:              f.workers,
+		ResyncPeriod:         f.resyncPeriod,
+		CapacityPollInterval: f.capacityPollInterval,
+		ScaleCeilingInterval: f.scaleCeilingInterval,
+		Registerer:           reg,
+		Logger:               logger,
+		Informers:            f.informers,
 	})
+	if err != nil {
+		return err
+	}
+	return process.Run(ctx, f.shell, reg, logger, fleet)
 }
 
 func agentPoolSource(f controllerFlags, cloudConfig cloud.Configuration) (agentpools.Source, error) {

@@ -1,0 +1,80 @@
+// Package app assembles the backend from its parts: the informer caches over a store, the
+// controllers of the creation flow and the collectors behind its metrics. The backend
+// binary runs it under the process shell; the scenario runner runs it in-process over the
+// memory store, so that what is measured is what ships.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hcpsched/hcpsched/backend/controllers"
+	clustermetrics "github.com/hcpsched/hcpsched/backend/metrics"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/placement"
+	"github.com/hcpsched/hcpsched/internal/process"
+)
+
+// Config is everything the backend is built from.
+type Config struct {
+	Store          database.Store
+	ClusterService clusterservice.Clusters
+	// Registerer receives every metric of the caches, the controllers and the
+	// collectors.
+	Registerer  prometheus.Registerer
+	Logger      *slog.Logger
+	Informers   informers.Options
+	Placement   placement.Config
+	Controllers controllers.Config
+}
+
+// New builds the backend's caches and controllers; nothing runs until the returned App's
+// functions are called.
+func New(cfg Config) (process.App, error) {
+	if cfg.Store == nil || cfg.ClusterService == nil || cfg.Registerer == nil || cfg.Logger == nil {
+		return process.App{}, errors.New("backend: Store, ClusterService, Registerer and Logger are required")
+	}
+	infOpts := cfg.Informers
+	infOpts.Logger = cfg.Logger.With("component", "informers")
+	infOpts.Registerer = cfg.Registerer
+	factory, err := informers.NewFactory(cfg.Store, infOpts)
+	if err != nil {
+		return process.App{}, err
+	}
+	metrics, err := controller.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return process.App{}, fmt.Errorf("controller metrics: %w", err)
+	}
+	placementMetrics, err := controllers.NewPlacementMetrics(cfg.Registerer)
+	if err != nil {
+		return process.App{}, fmt.Errorf("placement metrics: %w", err)
+	}
+	caches := controllers.NewInformers(factory)
+	if err := cfg.Registerer.Register(controllers.NewCapacityCollector(caches, cfg.Placement)); err != nil {
+		return process.App{}, fmt.Errorf("capacity metrics: %w", err)
+	}
+	if err := cfg.Registerer.Register(clustermetrics.NewCollector(caches, cfg.Placement, nil)); err != nil {
+		return process.App{}, fmt.Errorf("cluster metrics: %w", err)
+	}
+	ctrls, err := controllers.Build(controllers.Deps{
+		Resources:        cfg.Store.Container(api.ResourcesContainer),
+		Fleet:            cfg.Store.Container(api.FleetContainer),
+		Informers:        caches,
+		ClusterService:   cfg.ClusterService,
+		Metrics:          metrics,
+		Logger:           cfg.Logger,
+		Placement:        cfg.Placement,
+		PlacementMetrics: placementMetrics,
+	}, controllers.Definitions(), cfg.Controllers)
+	if err != nil {
+		return process.App{}, err
+	}
+	return controller.NewApp(factory, ctrls), nil
+}
