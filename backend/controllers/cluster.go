@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
@@ -85,11 +86,23 @@ func azureIdentity(c *api.Cluster, rid *api.ResourceID) (clusterservice.AzureIde
 // document first, on 404 it is gone. Either way the change feed delivers the newer state
 // and requeues the key, and the controller decides again on that instead of forcing its
 // write.
+// DefaultConflictRequeue is how soon a controller whose write lost an etag race (412)
+// looks at the key again. The change feed normally brings the newer version well before
+// (a poll is 1 s by default), the key is reconciled from it at once, and the requeue then
+// finds nothing to do; the requeue matters when no newer version comes: a 412 of a gateway
+// retry whose first attempt had applied, or an event the feed lost, which the relist would
+// otherwise repair only after half an hour. Sooner than a poll, it would mostly repeat the
+// write into another 412.
+const DefaultConflictRequeue = 2 * time.Second
+
+// lostRace is the result of a reconcile whose write lost an etag race.
+var lostRace = controller.Result{RequeueAfter: DefaultConflictRequeue}
+
 func replaceCopy[P any](ctx context.Context, c database.Container, doc *api.Document[P]) (*api.Document[P], error) {
 	written, err := database.Replace(ctx, c, doc)
 	switch {
 	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
-		controller.LoggerFrom(ctx).Debug("document changed since it was cached; waiting for the change feed",
+		controller.LoggerFrom(ctx).Debug("document changed since it was cached; looking again soon",
 			"document", doc.ResourceID, "error", err.Error())
 		return nil, nil
 	case err != nil:

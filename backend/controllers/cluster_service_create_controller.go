@@ -80,7 +80,7 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 			return controller.Result{}, err
 		}
 		logger.Info("adopting the cluster Cluster Service already has", "clusterServiceClusterID", adopted.ID())
-		return controller.Result{}, r.recordClusterServiceID(ctx, cluster, adopted.ID())
+		return r.recordClusterServiceID(ctx, cluster, adopted.ID())
 	}
 
 	spc, err := cachedServiceProviderCluster(r.spcs, rid)
@@ -113,7 +113,7 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	}
 	logger.Info("created the cluster in Cluster Service, pinned to the placed management cluster",
 		"clusterServiceClusterID", created.ID(), "provisionShardID", shardID, "managementClusterResourceID", mcID)
-	return controller.Result{}, r.recordClusterServiceID(ctx, cluster, created.ID())
+	return r.recordClusterServiceID(ctx, cluster, created.ID())
 }
 
 // clusterBody is the cluster as POSTed to Cluster Service: its pre-assigned ID, its name,
@@ -179,17 +179,21 @@ func (r *clusterServiceCreate) provisionShardOf(mcID string) (string, error) {
 
 // recordClusterServiceID moves the cluster from pending to created: clusterServiceID is
 // set and pendingClusterServiceID cleared, in one etag-guarded write.
-func (r *clusterServiceCreate) recordClusterServiceID(ctx context.Context, cluster *api.Cluster, csID string) error {
+func (r *clusterServiceCreate) recordClusterServiceID(ctx context.Context, cluster *api.Cluster, csID string) (controller.Result, error) {
 	href, err := clusterservice.ClusterHREF(csID)
 	if err != nil {
-		return fmt.Errorf("recording Cluster Service cluster ID %q: %w", csID, err)
+		return controller.Result{}, fmt.Errorf("recording Cluster Service cluster ID %q: %w", csID, err)
 	}
 	update := cluster.DeepCopy()
 	update.Properties.ServiceProviderProperties.ClusterServiceID = href
 	update.Properties.ServiceProviderProperties.PendingClusterServiceID = ""
-	if written, err := replaceCopy(ctx, r.resources, update); err != nil || written == nil {
-		return err
+	written, err := replaceCopy(ctx, r.resources, update)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	if written == nil {
+		return lostRace, nil
 	}
 	controller.LoggerFrom(ctx).Info("recorded Cluster Service ID", "clusterServiceID", href)
-	return nil
+	return controller.Result{}, nil
 }

@@ -217,7 +217,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, flowtest.GetCluster(t, e.resources, rid).Properties.ServiceProvider().PendingClusterServiceID)
 	})
-	t.Run("a 412 returns nil and writes nothing", func(t *testing.T) {
+	t.Run("a 412 writes nothing and looks again soon", func(t *testing.T) {
 		t.Parallel()
 		e := newTestEnv(t)
 		e.deps.Resources = newContendedContainer(e.resources)
@@ -226,9 +226,9 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 
 		res, err := newPendingClusterServiceIDAssign(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
 		require.NoError(t, err)
-		assert.Equal(t, controller.Result{}, res)
+		assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, res, "a lost race is a requeue, not an error")
 		assert.Empty(t, flowtest.GetCluster(t, e.resources, rid).Properties.ServiceProvider().PendingClusterServiceID,
-			"the write lost the race; the change feed brings the cluster back")
+			"the write lost the race")
 	})
 }
 

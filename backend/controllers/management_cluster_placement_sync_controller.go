@@ -97,8 +97,12 @@ func (r *managementClusterPlacementSync) reconcile(ctx context.Context, key stri
 		update.Properties.Status = &api.ServiceProviderClusterStatus{}
 	}
 	update.Properties.Status.ManagementClusterResourceID = mcID
-	if written, err := replaceCopy(ctx, r.resources, update); err != nil || written == nil {
+	written, err := replaceCopy(ctx, r.resources, update)
+	if err != nil {
 		return controller.Result{}, err
+	}
+	if written == nil {
+		return lostRace, nil
 	}
 	logger.Info("recorded the management cluster Cluster Service placed the cluster on",
 		"managementClusterResourceID", mcID, "provisionShardID", placement.ShardID)

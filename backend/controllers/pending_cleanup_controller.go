@@ -79,8 +79,11 @@ func (p *pendingCleanupController) reconcile(ctx context.Context, key string) (c
 	update := sched.DeepCopy()
 	update.Properties.Status.PendingAssignedClusters = keep
 	written, err := replaceCopy(ctx, p.d.Fleet, update)
-	if err != nil || written == nil {
+	if err != nil {
 		return controller.Result{}, err
+	}
+	if written == nil {
+		return lostRace, nil
 	}
 	p.d.Informers.ManagementClusterSchedulings.Assume(written)
 	return controller.Result{}, nil

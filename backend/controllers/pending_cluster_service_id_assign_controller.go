@@ -62,8 +62,12 @@ func (r *pendingClusterServiceIDAssign) reconcile(ctx context.Context, key strin
 	}
 	update.Properties.ServiceProviderProperties.PendingClusterServiceID = href
 
-	if written, err := replaceCopy(ctx, r.resources, update); err != nil || written == nil {
+	written, err := replaceCopy(ctx, r.resources, update)
+	if err != nil {
 		return controller.Result{}, err
+	}
+	if written == nil {
+		return lostRace, nil
 	}
 	controller.LoggerFrom(ctx).Info("assigned pending Cluster Service ID", "pendingClusterServiceID", href)
 	return controller.Result{}, nil

@@ -27,9 +27,9 @@ const (
 	// DefaultPlacementRequeueAfter is how soon a cluster that fits nowhere is evaluated
 	// again, so it is placed within this long of capacity appearing.
 	DefaultPlacementRequeueAfter = 30 * time.Second
-	// DefaultPlacementConflictRequeue is how soon a placement that lost an etag race
-	// decides again. Its own process's winning write is already in the cache (Assume);
-	// another process's reaches it with the next change-feed poll.
+	// DefaultPlacementConflictRequeue is how soon a placement that lost an etag race on
+	// a scheduling document decides again. Its own process's winning write is already in
+	// the cache (Assume); another writer's reaches it with the next change-feed poll.
 	DefaultPlacementConflictRequeue = 250 * time.Millisecond
 )
 
@@ -142,10 +142,10 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	}
 	if !recorded {
 		// The SPC changed since it was cached (another replica placed it, or the cluster
-		// went away): the change feed brings it back, and a reservation of ours that is
-		// now stale is PendingCleanup's.
+		// went away): the next look decides again from the newer copy, and a reservation
+		// of ours that is now stale is PendingCleanup's.
 		p.d.PlacementMetrics.count(placement.OutcomeConflict)
-		return controller.Result{}, nil
+		return lostRace, nil
 	}
 	p.d.PlacementMetrics.count(placement.OutcomePlaced)
 	logger.Info("placed", "managementCluster", chosen.ManagementCluster.ResourceID, "reusedReservation", decision.Reused)
@@ -236,7 +236,9 @@ func (p *placementController) record(ctx context.Context, spc *api.ServiceProvid
 	if update.Properties.Spec == nil {
 		update.Properties.Spec = &api.ServiceProviderClusterSpec{}
 	}
-	t := p.d.now().UTC().Truncate(time.Second)
+	// ARO-HCP's own timestamps carry 100 ns ticks; whole seconds would hide every
+	// placement latency below a second from the metrics and the benchmark.
+	t := p.d.now().UTC().Truncate(100 * time.Nanosecond)
 	update.Properties.Spec.ManagementClusterResourceID = strings.ToLower(mc)
 	update.Properties.Spec.ManagementClusterPlacementTime = t
 	setCapacityCondition(update, api.ConditionTrue, placement.ConditionReasonAvailable, d.Message(), t)
