@@ -7,7 +7,7 @@ GO ?= go
 EMULATOR_PORT ?= 8081
 GOTEST_FLAGS ?= -race -count=1
 
-.PHONY: all build test lint fmt vet staticcheck emulator emulator-deps run bench clean promtool alerts-test
+.PHONY: all build test fuzz lint fmt vet staticcheck emulator emulator-deps run bench chaos clean promtool alerts-test
 
 all: build
 
@@ -30,6 +30,28 @@ emulator: emulator-deps
 # test fails the run.
 test: emulator-deps lint alerts-test
 	set -o pipefail; $(GO) test $(GOTEST_FLAGS) -json ./... ./tools/... | $(GO) run ./tools/testsummary
+	$(MAKE) --no-print-directory fuzz
+
+# Every `func FuzzX(f *testing.F)` in the repository, found afresh on each run, is fuzzed
+# for FUZZTIME, one `go test` per target (Go fuzzes one target per invocation). Each worker
+# minimizes every new input it finds for at most FUZZMINIMIZETIME; at Go's default of 60s,
+# a run of a few seconds does little but minimize. The corpus grows in the Go build cache
+# (`go env GOCACHE`, under fuzz/), not here; only a failing input is written into the
+# repository, to the package's testdata/fuzz/<FuzzX>/, to be kept as a regression test.
+FUZZTIME ?= 3s
+FUZZMINIMIZETIME ?= 100x
+
+## fuzz: every fuzz target briefly; `make fuzz FUZZTIME=1m` fuzzes each for longer.
+fuzz:
+	@set -o pipefail; \
+	grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=testdata --exclude-dir=node_modules --exclude-dir=_output \
+		'^func Fuzz' . | sort | while read -r file; do \
+		dir=$$(dirname "$$file"); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)([A-Za-z0-9_]* \*testing\.F).*/\1/p' "$$file"); do \
+			echo "fuzz: $$dir $$name for $(FUZZTIME)"; \
+			$(GO) test -race -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$$dir" || exit 1; \
+		done; \
+	done
 
 # promtool comes from Debian's prometheus package (it ships /usr/bin/promtool), pinned to
 # the version the alert unit tests were written against; installing it starts no server.
@@ -73,8 +95,23 @@ run: emulator-deps
 clean:
 	rm -rf _output emulator/node_modules
 
-## bench: Go benchmarks (cache relist and memory per document, emulator latency and feed
-## throughput). Long-running; not part of `make test`.
+## bench: the placement decision at 10 to 10,000 MCs, cache relist and memory per document,
+## the emulator's latency and feed throughput, then the scenario runner: the whole pipeline,
+## 50 MCs and a burst of 2,000 clusters, on the memory store and on the emulator (5 ms
+## added per request), each with 20 placement workers and then 1. Writes
+## _output/bench/summary.json and chart.svg. BENCH_FLAGS=--profile=large runs 200 MCs and
+## 10,000 clusters. Long-running; not part of `make test`.
+BENCH_FLAGS ?=
 bench: emulator-deps
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/placement/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/informers/
 	$(GO) test -run '^$$' -bench . ./internal/database/emulator/
+	$(GO) run ./cmd/scenario bench $(BENCH_FLAGS)
+
+## chaos: the pipeline under faults (emulator 412/429/503 and slow requests, Cluster Service
+## 503s, backend replicas killed and restarted, two replicas at once, one pin violation),
+## then the invariant check; exits non-zero on a FAIL. CHAOS_FLAGS=--short is the profile
+## `make test` runs.
+CHAOS_FLAGS ?=
+chaos: emulator-deps
+	$(GO) run ./cmd/scenario chaos $(CHAOS_FLAGS)

@@ -75,3 +75,20 @@ func SoftDelete(ctx context.Context, c Container, item Item, now time.Time) (Ite
 	}
 	return c.Replace(ctx, item.PartitionKey, item.ID, body, item.ETag)
 }
+
+// ListDecoded lists and decodes every document of a resource type in a container, across
+// partitions; the first failure ends it.
+func ListDecoded[P any](ctx context.Context, c Container, resourceType string) ([]*api.Document[P], error) {
+	var out []*api.Document[P]
+	for item, err := range c.List(ctx, ListOptions{ResourceType: resourceType}) {
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", resourceType, err)
+		}
+		doc, err := DecodeItem[P](item)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s %s: %w", resourceType, item.ID, err)
+		}
+		out = append(out, doc)
+	}
+	return out, nil
+}

@@ -25,9 +25,9 @@ const (
 // localTenant is the tenant every generated cluster's identity is in.
 const localTenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 
-// newClusterDocument is cluster n as the frontend writes it: the fixture with its own
+// NewClusterDocument is cluster n as the frontend writes it: the fixture with its own
 // subscription, resource group, name, managed resource group and tenant.
-func newClusterDocument(n int, singleReplica bool, now time.Time) (*api.Cluster, error) {
+func NewClusterDocument(n int, singleReplica bool, now time.Time) (*api.Cluster, error) {
 	sub := fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
 	rg, name := fmt.Sprintf("rg-local-%d", n), fmt.Sprintf("hcp-local-%d", n)
 	body := string(arohcp.Get(clusterFixture))

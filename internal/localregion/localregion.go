@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hcpsched/hcpsched/fleet/register"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
@@ -117,7 +118,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	root, err := repoRoot(o.RepoRoot)
+	root, err := RepoRoot(o.RepoRoot)
 	if err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 
 	var metricsURLs []string
 	startService := func(name, binary string, args ...string) error {
-		addr, err := freeAddress()
+		addr, err := FreeAddress()
 		if err != nil {
 			return err
 		}
@@ -281,7 +282,7 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			n := len(obs.created) + 1
 			single := o.SingleReplicaEvery > 0 && n%o.SingleReplicaEvery == 0
 			now := time.Now()
-			doc, err := newClusterDocument(n, single, now)
+			doc, err := NewClusterDocument(n, single, now)
 			if err != nil {
 				return err
 			}
@@ -321,16 +322,17 @@ func registerAll(ctx context.Context, sup *supervisor, fleet string, o Options, 
 		if o.ManagementClusters > 1 && n == o.ManagementClusters {
 			policy = api.Unschedulable
 		}
-		return append([]string{"register", "--stamp-identifier", strconv.Itoa(n), "--scheduling-policy", policy,
-			"--aks-resource-id", aksResourceID(n), "--kube-applier-cosmos-container-name", fmt.Sprintf("kubeapplier-%d", n),
+		r := RegisterOptions(n, policy)
+		return append([]string{"register", "--stamp-identifier", r.Stamp, "--scheduling-policy", r.SchedulingPolicy,
+			"--aks-resource-id", r.AKSResourceID, "--kube-applier-cosmos-container-name", r.KubeApplierCosmosContainerName,
 			"--auto-approve", "--ensure-layout",
-			"--public-dns-zone-resource-id", "/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/global/providers/Microsoft.Network/dnszones/local.hcp.example.com",
-			"--hosted-clusters-secrets-keyvault-url", fmt.Sprintf("https://local-cx-%d.vault.azure.net/", n),
-			"--hosted-clusters-managed-identities-keyvault-url", fmt.Sprintf("https://local-mi-%d.vault.azure.net/", n),
-			"--hosted-clusters-secrets-keyvault-mi-client-id", "6f1c3a52-9d7e-4b1a-8c55-2f0e9d41b7a3",
-			"--maestro-consumer-name", fmt.Sprintf("local-mgmt-%d", n),
-			"--maestro-rest-api-url", "http://maestro.maestro.svc.cluster.local:8000",
-			"--maestro-grpc-target", "maestro-grpc.maestro.svc.cluster.local:8090",
+			"--public-dns-zone-resource-id", r.PublicDNSZoneResourceID,
+			"--hosted-clusters-secrets-keyvault-url", r.HostedClustersSecretsKeyVaultURL,
+			"--hosted-clusters-managed-identities-keyvault-url", r.HostedClustersManagedIdentitiesKeyVaultURL,
+			"--hosted-clusters-secrets-keyvault-mi-client-id", r.HostedClustersSecretsKeyVaultManagedIdentityClientID,
+			"--maestro-consumer-name", r.MaestroConsumerName,
+			"--maestro-rest-api-url", r.MaestroRESTAPIURL,
+			"--maestro-grpc-target", r.MaestroGRPCTarget,
 		}, cosmosArgs...)
 	}
 	if err := sup.runToCompletion(ctx, "register-1", fleet, args(1)...); err != nil {
@@ -345,13 +347,42 @@ func registerAll(ctx context.Context, sup *supervisor, fleet string, o Options, 
 	return errors.Join(errs...)
 }
 
-func aksResourceID(n int) string {
+// RegisterOptions is what the local region registers as stamp n: an AKS cluster, key
+// vaults and a Maestro consumer of its own, auto-approved.
+func RegisterOptions(n int, policy string) register.Options {
+	return register.Options{
+		Stamp:                            strconv.Itoa(n),
+		AutoApprove:                      true,
+		SchedulingPolicy:                 policy,
+		AKSResourceID:                    AKSResourceID(n),
+		KubeApplierCosmosContainerName:   fmt.Sprintf("kubeapplier-%d", n),
+		PublicDNSZoneResourceID:          "/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/global/providers/Microsoft.Network/dnszones/local.hcp.example.com",
+		HostedClustersSecretsKeyVaultURL: fmt.Sprintf("https://local-cx-%d.vault.azure.net/", n),
+		HostedClustersManagedIdentitiesKeyVaultURL:           fmt.Sprintf("https://local-mi-%d.vault.azure.net/", n),
+		HostedClustersSecretsKeyVaultManagedIdentityClientID: "6f1c3a52-9d7e-4b1a-8c55-2f0e9d41b7a3",
+		MaestroConsumerName:                                  fmt.Sprintf("local-mgmt-%d", n),
+		MaestroRESTAPIURL:                                    "http://maestro.maestro.svc.cluster.local:8000",
+		MaestroGRPCTarget:                                    "maestro-grpc.maestro.svc.cluster.local:8090",
+	}
+}
+
+// AKSResourceID is the resource ID of stamp n's AKS cluster.
+func AKSResourceID(n int) string {
 	return fmt.Sprintf("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/hcp-underlay-local-mgmt-%d/providers/Microsoft.ContainerService/managedClusters/local-mgmt-%d", n, n)
 }
 
-// writeAgentPools writes the fleet's static agent pool file: autoscaling worker pools of
-// o.Nodes nodes up to o.MaxNodes (at least o.Nodes), and a fixed pool for the tight MC.
+// writeAgentPools writes the fleet's static agent pool file.
 func writeAgentPools(path string, o Options) error {
+	b, err := AgentPools(o.Nodes, o.TightNodes, o.MaxNodes)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// AgentPools is the fleet's static agent pool file: autoscaling worker pools of nodes
+// nodes up to maxNodes (at least nodes), and a fixed pool of tightNodes for stamp 1.
+func AgentPools(nodes, tightNodes, maxNodes int) ([]byte, error) {
 	pool := func(count, maxCount int, autoscale bool) []map[string]any {
 		return []map[string]any{{"name": "worker", "properties": map[string]any{
 			"vmSize": DefaultAgentPoolVMSize, "count": count, "enableAutoScaling": autoscale, "maxCount": maxCount,
@@ -360,19 +391,15 @@ func writeAgentPools(path string, o Options) error {
 		}}}
 	}
 	pools := map[string]any{
-		"*":              pool(o.Nodes, max(o.Nodes, o.MaxNodes), true),
-		aksResourceID(1): pool(o.TightNodes, o.TightNodes, false),
+		"*":              pool(nodes, max(nodes, maxNodes), true),
+		AKSResourceID(1): pool(tightNodes, tightNodes, false),
 	}
-	b, err := json.MarshalIndent(pools, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+	return json.MarshalIndent(pools, "", "  ")
 }
 
-// repoRoot is dir, or the nearest folder above the working directory holding go.mod and
+// RepoRoot is dir, or the nearest folder above the working directory holding go.mod and
 // emulator/server.js.
-func repoRoot(dir string) (string, error) {
+func RepoRoot(dir string) (string, error) {
 	if dir != "" {
 		return filepath.Abs(dir)
 	}

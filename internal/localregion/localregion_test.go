@@ -58,9 +58,9 @@ func TestRegionSettles(t *testing.T) {
 
 func TestNewClusterDocument(t *testing.T) {
 	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
-	ha, err := newClusterDocument(1, false, now)
+	ha, err := NewClusterDocument(1, false, now)
 	require.NoError(t, err)
-	single, err := newClusterDocument(2, true, now)
+	single, err := NewClusterDocument(2, true, now)
 	require.NoError(t, err)
 
 	rid, err := ha.ParsedResourceID()
@@ -94,10 +94,10 @@ func TestWriteAgentPools(t *testing.T) {
 	require.NoError(t, err)
 	pools, err := agentpools.ParseStatic(b)
 	require.NoError(t, err)
-	tight, err := pools.List(t.Context(), aksResourceID(1))
+	tight, err := pools.List(t.Context(), AKSResourceID(1))
 	require.NoError(t, err)
 	require.Len(t, tight, 1)
-	other, err := pools.List(t.Context(), aksResourceID(2))
+	other, err := pools.List(t.Context(), AKSResourceID(2))
 	require.NoError(t, err)
 	require.Len(t, other, 1)
 	assert.NotEqual(t, tight[0], other[0], "the tight MC cannot scale out like the others")

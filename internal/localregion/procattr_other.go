@@ -4,4 +4,5 @@ package localregion
 
 import "syscall"
 
-func procAttr() *syscall.SysProcAttr { return nil }
+// ProcAttr is nothing special where process groups and parent-death signals are not Linux's.
+func ProcAttr() *syscall.SysProcAttr { return nil }

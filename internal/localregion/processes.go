@@ -52,7 +52,7 @@ func (s *supervisor) start(name, bin string, wantStdout bool, args ...string) (*
 		return nil, nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = ProcAttr()
 	cmd.Stderr = logFile
 	var stdout io.Reader
 	if wantStdout {
@@ -176,9 +176,9 @@ func readFirstLine(r io.Reader, timeout time.Duration) (string, error) {
 	}
 }
 
-// freeAddress reserves a loopback port by binding it and letting it go; the child binds
+// FreeAddress reserves a loopback port by binding it and letting it go; the child binds
 // it again a moment later.
-func freeAddress() (string, error) {
+func FreeAddress() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("finding a free port: %w", err)

@@ -126,9 +126,7 @@ func (o *observer) snapshot(ctx context.Context) (snapshot, error) {
 			continue
 		}
 		s.placed++
-		// Placement records whole seconds; comparing at that resolution keeps a cluster
-		// placed within its creation second from showing a negative latency.
-		latency := spec.ManagementClusterPlacementTime.Sub(createdAt.Truncate(time.Second))
+		latency := spec.ManagementClusterPlacementTime.Sub(createdAt)
 		s.latency = append(s.latency, latency)
 		if v := byID[strings.ToLower(spec.ManagementClusterResourceID)]; v != nil {
 			v.placed++
@@ -163,18 +161,15 @@ type listed[P any] struct {
 
 // listDocuments lists and decodes every document of a resource type in a container.
 func listDocuments[P any](ctx context.Context, c database.Container, resourceType string) ([]listed[P], error) {
-	var out []listed[P]
-	for item, err := range c.List(ctx, database.ListOptions{ResourceType: resourceType}) {
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", resourceType, err)
-		}
-		doc, err := database.DecodeItem[P](item)
-		if err != nil {
-			return nil, fmt.Errorf("decoding %s %s: %w", resourceType, item.ID, err)
-		}
+	docs, err := database.ListDecoded[P](ctx, c, resourceType)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]listed[P], 0, len(docs))
+	for _, doc := range docs {
 		rid, err := doc.ParsedResourceID()
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", resourceType, item.ID, err)
+			return nil, fmt.Errorf("%s %s: %w", resourceType, doc.ID, err)
 		}
 		out = append(out, listed[P]{doc: doc, rid: rid})
 	}
@@ -221,7 +216,7 @@ func bar(used, reserved, capacity int64) string {
 // renderPlacements writes the final table: where the clusters went and how long placement
 // took, from the cluster's creation to spec.managementClusterPlacementTime.
 func renderPlacements(w io.Writer, s snapshot) {
-	fmt.Fprintln(w, "\nplacement latency, creation to spec.managementClusterPlacementTime (whole seconds):")
+	fmt.Fprintln(w, "\nplacement latency, creation to spec.managementClusterPlacementTime:")
 	fmt.Fprintf(w, "%-7s %-13s %5s %14s %8s %8s %8s %8s\n", "stamp", "policy", "HCPs", "swift NICs", "p50", "p90", "p99", "max")
 	row := func(stamp, policy string, n int, nics string, l []time.Duration) {
 		fmt.Fprintf(w, "%-7s %-13s %5d %14s %8s %8s %8s %8s\n", stamp, policy, n, nics,

@@ -1,0 +1,96 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/informers"
+)
+
+// observer follows the region through caches of its own, fed by the change feed like
+// the backend's, so that watching a run costs a poll per interval rather than a listing.
+type observer struct {
+	spcs        *informers.Informer[api.ServiceProviderClusterProperties]
+	schedulings *informers.Informer[api.ManagementClusterSchedulingProperties]
+
+	mu sync.Mutex
+	// created is when each cluster of the run was created, by lowercased resource ID.
+	created map[string]time.Time
+}
+
+func newObserver(ctx context.Context, r *region) (*observer, error) {
+	f, err := informers.NewFactory(r.store, informers.Options{PollInterval: r.o.PollInterval, Logger: r.logger.With("component", "observer"), Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		return nil, err
+	}
+	o := &observer{spcs: informers.ServiceProviderClusters(f), schedulings: informers.ManagementClusterSchedulings(f), created: map[string]time.Time{}}
+	f.Start(ctx)
+	if !f.WaitForCacheSync(ctx) {
+		return nil, errors.New("the runner's caches did not sync")
+	}
+	return o, nil
+}
+
+func (o *observer) recordCreated(resourceID string, at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.created[strings.ToLower(resourceID)] = at
+}
+
+func (o *observer) createdAt() map[string]time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make(map[string]time.Time, len(o.created))
+	for k, v := range o.created {
+		out[k] = v
+	}
+	return out
+}
+
+// progress is how far the run's clusters got.
+type progress struct {
+	created, placed, observed, reservations int
+	// placedAt is each placed cluster's spec.managementClusterPlacementTime.
+	placedAt map[string]time.Time
+}
+
+func (p progress) settled(total int) bool {
+	return p.created == total && p.placed == total && p.observed == total && p.reservations == 0
+}
+
+func (p progress) String() string {
+	return fmt.Sprintf("created %d  placed %d  observed %d  reservations %d", p.created, p.placed, p.observed, p.reservations)
+}
+
+func (o *observer) progress() progress {
+	created := o.createdAt()
+	p := progress{created: len(created), placedAt: map[string]time.Time{}}
+	for _, spc := range o.spcs.Lister().List() {
+		rid, err := spc.ParsedResourceID()
+		if err != nil {
+			continue
+		}
+		cluster := rid.Parent().Key()
+		if _, ours := created[cluster]; !ours || spc.Properties.IntendedManagementCluster() == "" {
+			continue
+		}
+		p.placed++
+		p.placedAt[cluster] = spc.Properties.Spec.ManagementClusterPlacementTime
+		if spc.Properties.ObservedManagementCluster() != "" {
+			p.observed++
+		}
+	}
+	for _, s := range o.schedulings.Lister().List() {
+		if st := s.Properties.Status; st != nil {
+			p.reservations += len(st.PendingAssignedClusters)
+		}
+	}
+	return p
+}
