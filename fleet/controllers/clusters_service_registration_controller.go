@@ -102,8 +102,8 @@ func (r *ClustersServiceRegistration) Reconcile(ctx context.Context, key string)
 		return controller.Result{}, err
 	}
 	if outcome == docwrite.Conflicted {
-		logger.Info("management cluster changed since it was cached; the change feed brings it back")
-		return controller.Result{}, nil
+		logger.Info("management cluster changed since it was cached; looking again")
+		return controller.Result{RequeueAfter: DefaultConflictRequeue}, nil
 	}
 	switch {
 	case errors.Is(syncErr, errStampNotApproved):

@@ -21,7 +21,9 @@ const (
 	// DefaultScaleCeilingInterval is how often the scale ceiling is recomputed from the
 	// agent pools, and so the age at which its lastReportedAt is refreshed.
 	DefaultScaleCeilingInterval = 5 * time.Minute
-	// DefaultConflictRequeue is the wait after a 412 in a kube-applier container, which no
-	// change feed watches to bring the key back.
+	// DefaultConflictRequeue is the wait after a 412. The change feed normally brings the
+	// newer document first and the key is reconciled from it; the requeue is the way back
+	// for a key in a kube-applier container, which no change feed watches, and for a 412
+	// with no newer version behind it (a gateway retry of a write that had applied).
 	DefaultConflictRequeue = 5 * time.Second
 )

@@ -64,7 +64,8 @@ func (l *Lifecycle) Reconcile(ctx context.Context, key string) (controller.Resul
 	logger := controller.LoggerFrom(ctx)
 	switch outcome {
 	case docwrite.Conflicted:
-		logger.Info("management cluster changed since it was cached; the change feed brings it back")
+		logger.Info("management cluster changed since it was cached; looking again")
+		return controller.Result{RequeueAfter: DefaultConflictRequeue}, nil
 	case docwrite.Written:
 		logger.Info("Ready condition set", "status", want.Status, "reason", want.Reason)
 	}

@@ -114,8 +114,8 @@ func TestLifecycleMissingOrDeletedManagementCluster(t *testing.T) {
 	assert.Empty(t, creates)
 }
 
-// A 412 is not an error: the change feed brings the newer document, and the next pass
-// works from it.
+// A 412 is not an error but a requeue; the change feed brings the newer document, and the
+// next pass works from it.
 func TestLifecycleConflictRetriesFromTheCache(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fleetDoc(fixtureMC1, edit{"properties.status.conditions", remove}))
@@ -124,7 +124,7 @@ func TestLifecycleConflictRetriesFromTheCache(t *testing.T) {
 	e.loseNextReplace(api.FleetContainer, mc1, edit{"properties.status.conditions", []any{csTrue}})
 	result, err := l.Reconcile(e.ctx, mc1.Key())
 	require.NoError(t, err)
-	assert.Equal(t, controller.Result{}, result)
+	assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, result)
 	e.requireLostRace()
 
 	e.requireRetryWrites(l.Reconcile, mc1.Key(), api.FleetContainer, mc1,
