@@ -250,6 +250,13 @@ func (p *processBackend) kill() {
 	p.mu.Unlock()
 }
 
+// killCount is how many times the replica was killed.
+func (p *processBackend) killCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.kills
+}
+
 func (p *processBackend) stop() {
 	cmd, done := p.running()
 	if cmd == nil {

@@ -212,7 +212,9 @@ func Chaos(ctx context.Context, c ChaosOptions) (*ChaosReport, error) {
 	if err := <-killed; err != nil {
 		return nil, err
 	}
-	report.Kills = c.Kills
+	for _, p := range s.procs {
+		report.Kills += p.killCount()
+	}
 	// Every placement happens under the faults.
 	if _, err := s.waitUntil(ctx, "placed under faults", func(p progress) bool { return p.placed == c.Clusters }); err != nil {
 		return nil, err

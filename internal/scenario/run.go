@@ -15,6 +15,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/benchreport"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/localregion"
+	"github.com/hcpsched/hcpsched/internal/mcsim"
 )
 
 // createRetries bounds how often the runner retries creating one cluster: under
@@ -112,7 +113,7 @@ func open(ctx context.Context, o Options) (_ *session, err error) {
 			s.close()
 		}
 	}()
-	s.progressf("starting the region: %s store, %d management clusters of %d nodes", o.Store, o.ManagementClusters, o.nodes(3, 16))
+	s.progressf("starting the region: %s store, %d management clusters of %d nodes", o.Store, o.ManagementClusters, o.nodes(mcsim.DefaultHASwiftNICs, mcsim.DefaultNodeSwiftNICs))
 	if s.region, err = startRegion(ctx, o, s.logDir); err != nil {
 		return nil, err
 	}
