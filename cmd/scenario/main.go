@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,8 +96,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workers := fs.String("workers", joinInts(scenario.DefaultBenchWorkers), "Placement worker counts each store runs with, in order")
 	profile := fs.String("profile", profileDefault, fmt.Sprintf("%s: --management-clusters and --clusters as given; %s: %d MCs and %d clusters", profileDefault, profileLarge, largeManagementClusters, largeClusters))
 	outDir := fs.String("bench-output", defaultBenchOutputFolder, "Folder of summary.json and chart.svg")
+	cpuProfile := fs.String("cpu-profile", "", "Write a CPU profile of the runner's process (on the memory store: the whole region) to this file, for go tool pprof")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -142,4 +151,20 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// startCPUProfile profiles this process into path until the returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
