@@ -195,9 +195,12 @@ func Chaos(ctx context.Context, c ChaosOptions) (*ChaosReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	csFault, err := s.region.cs.InjectFault(clusterservicefake.Fault{PathPrefix: clusterservicefake.ClustersPath, Status: 503, Rate: c.ClusterServiceFailureRate})
-	if err != nil {
-		return nil, err
+	// The fake reads a zero rate as "always": no rate, no fault.
+	var csFault string
+	if c.ClusterServiceFailureRate > 0 {
+		if csFault, err = s.region.cs.InjectFault(clusterservicefake.Fault{PathPrefix: clusterservicefake.ClustersPath, Status: 503, Rate: c.ClusterServiceFailureRate}); err != nil {
+			return nil, err
+		}
 	}
 	s.progressf("faults on: emulator 412 %.0f%%, 429 %.0f%%, 503 %.0f%%, +%s on %.0f%%; Cluster Service 503 %.0f%%; %d backend kills",
 		100*c.Rate412, 100*c.Rate429, 100*c.Rate503, c.SlowLatency, 100*c.SlowRate, 100*c.ClusterServiceFailureRate, c.Kills)
@@ -231,7 +234,7 @@ func Chaos(ctx context.Context, c ChaosOptions) (*ChaosReport, error) {
 		}
 	}
 	for _, f := range s.region.cs.Faults() {
-		if f.ID == csFault {
+		if csFault != "" && f.ID == csFault {
 			report.Injected["Cluster Service 503"] += f.Hits
 		}
 	}
