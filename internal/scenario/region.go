@@ -114,10 +114,15 @@ func (r *region) goRun(f func()) {
 	}()
 }
 
-// close stops the region's goroutines, then what they used, newest first.
-func (r *region) close() {
+// stopWriters stops the fleet controllers and the simulator; the store stays.
+func (r *region) stopWriters() {
 	r.cancel()
 	r.wg.Wait()
+}
+
+// close stops the region's goroutines, then what they used, newest first.
+func (r *region) close() {
+	r.stopWriters()
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
 	}

@@ -126,11 +126,13 @@ func TestInvariantsCatchWhatTheyClaim(t *testing.T) {
 	}
 	require.NotEmpty(t, s.seeded)
 
-	// Break them: the backend must be stopped first, or it would repair some.
+	// Break them: the backend and the fleet must be stopped first, or they would repair
+	// some and race the edits.
 	for _, b := range s.backends {
 		b.stop()
 	}
 	s.backends = nil
+	s.region.stopWriters()
 	resources := s.region.store.Container(api.ResourcesContainer)
 	fleet := s.region.store.Container(api.FleetContainer)
 
