@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/mcsim"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // barWidth is the width of a management cluster's swift-NIC bar.
@@ -184,7 +183,7 @@ func (o *observer) cost(resourceID string) int64 {
 }
 
 func quantity(s string) int64 {
-	q, err := resource.ParseQuantity(s)
+	q, err := placement.ParseQuantity(s)
 	if err != nil {
 		return 0
 	}

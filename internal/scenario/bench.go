@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -76,13 +77,7 @@ func perPlacement(byOperation map[string]float64, placements int) string {
 		return "-"
 	}
 	keys := slices.SortedFunc(maps.Keys(byOperation), func(a, b string) int {
-		if byOperation[a] != byOperation[b] {
-			if byOperation[a] > byOperation[b] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
+		return cmp.Or(cmp.Compare(byOperation[b], byOperation[a]), strings.Compare(a, b))
 	})
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {

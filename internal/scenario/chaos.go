@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	clusterservicefake "github.com/hcpsched/hcpsched/internal/clusterservice/fake"
@@ -23,6 +21,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database/emulator"
 	"github.com/hcpsched/hcpsched/internal/localregion"
 	"github.com/hcpsched/hcpsched/internal/mcsim"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // ChaosOptions are a run's size and the faults injected into it.
@@ -269,11 +268,13 @@ func (c ChaosOptions) tightNodes() int {
 	return int(perMC/float64(mcsim.DefaultNodeSwiftNICs)) + 1
 }
 
+// clusterCost is a cluster's swift NICs as placement counts them.
 func clusterCost(singleReplica bool) int64 {
+	nics := placement.DefaultConfig().Resources[0]
 	if singleReplica {
-		return mcsim.DefaultSingleSwiftNICs
+		return nics.SingleReplica.Value()
 	}
-	return mcsim.DefaultHASwiftNICs
+	return nics.HA.Value()
 }
 
 // injectEmulatorFaults turns the rate faults on and returns their kinds by fault ID.
@@ -492,7 +493,7 @@ func swiftNICCeiling(s *api.ManagementClusterScheduling) (int64, bool) {
 	if st == nil || st.ScaleCeiling == nil {
 		return 0, false
 	}
-	q, err := resource.ParseQuantity(st.ScaleCeiling.Capacity[api.SwiftNIC])
+	q, err := placement.ParseQuantity(st.ScaleCeiling.Capacity[api.SwiftNIC])
 	if err != nil {
 		return 0, false
 	}

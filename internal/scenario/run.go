@@ -227,20 +227,17 @@ func (s *session) createClusters(ctx context.Context) error {
 			}
 		}
 	}()
-	done := make(chan struct{})
+	var wg sync.WaitGroup
 	for range DefaultCreators {
-		go func() {
-			defer func() { done <- struct{}{} }()
+		wg.Go(func() {
 			for n := range next {
 				if err := s.createCluster(ctx, n); err != nil {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
-	for range DefaultCreators {
-		<-done
-	}
+	wg.Wait()
 	close(errs)
 	return errors.Join(collect(errs)...)
 }
