@@ -18,14 +18,14 @@ const CreateServiceProviderClusterName = "CreateServiceProviderCluster"
 // document placement and placement sync write into.
 type createServiceProviderCluster struct {
 	clusters  *informers.Lister[api.ClusterProperties]
-	spcs      *informers.Lister[api.ServiceProviderClusterProperties]
+	spcs      *informers.Informer[api.ServiceProviderClusterProperties]
 	resources database.Container
 }
 
 func newCreateServiceProviderCluster(d Deps) *createServiceProviderCluster {
 	return &createServiceProviderCluster{
 		clusters:  d.Informers.Clusters.Lister(),
-		spcs:      d.Informers.ServiceProviderClusters.Lister(),
+		spcs:      d.Informers.ServiceProviderClusters,
 		resources: d.Resources,
 	}
 }
@@ -48,7 +48,7 @@ func (r *createServiceProviderCluster) reconcile(ctx context.Context, key string
 	if err != nil || cluster == nil {
 		return controller.Result{}, err
 	}
-	spc, err := cachedServiceProviderCluster(r.spcs, rid)
+	spc, err := cachedServiceProviderCluster(r.spcs.Lister(), rid)
 	if err != nil || !needsServiceProviderCluster(cluster, spc) {
 		return controller.Result{}, err
 	}
@@ -66,7 +66,7 @@ func (r *createServiceProviderCluster) reconcile(ctx context.Context, key string
 	doc.ResourceType = api.ServiceProviderClusterResourceType
 
 	logger := controller.LoggerFrom(ctx)
-	_, err = database.Create(ctx, r.resources, doc)
+	created, err := database.Create(ctx, r.resources, doc)
 	if errors.Is(err, database.ErrConflict) {
 		// Created by an earlier attempt or another writer; the cache has not seen it yet.
 		logger.Debug("ServiceProviderCluster already exists", "serviceProviderCluster", spcID.String())
@@ -75,6 +75,9 @@ func (r *createServiceProviderCluster) reconcile(ctx context.Context, key string
 	if err != nil {
 		return controller.Result{}, fmt.Errorf("creating ServiceProviderCluster %s: %w", spcID, err)
 	}
+	// Into this process's cache at once, like every other write: placement and the
+	// reservation sweep of this replica must not act on a cluster as if it had no SPC.
+	r.spcs.Assume(created)
 	logger.Info("created ServiceProviderCluster", "serviceProviderCluster", spcID.String())
 	return controller.Result{}, nil
 }

@@ -390,7 +390,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		assert.Equal(t, before, resourcesSnapshot(t, e.resources))
 		assert.Empty(t, e.cs.Requests())
 	})
-	t.Run("a legacy clusterServiceID cannot be observed", func(t *testing.T) {
+	t.Run("a legacy clusterServiceID Cluster Service does not know is left alone", func(t *testing.T) {
 		t.Parallel()
 		e := newTestEnv(t)
 		legacy, err := api.Decode[api.ClusterProperties](arohcp.Get("hcpcluster-accepted-clusters-mgmt-v1-csid.json"))
@@ -398,12 +398,28 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		rid := flowtest.StoreCluster(t, e.resources, legacy)
 		storeSPC(t, e.resources, rid)
 		e.startCaches(t)
+		before := resourcesSnapshot(t, e.resources)
+
+		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
+		require.NoError(t, err, "retrying cannot help")
+		assert.Equal(t, controller.Result{}, res)
+		assert.Equal(t, 1, e.csRequests(http.MethodGet, clusterservice.ClustersPath+"/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"),
+			"the clusters_mgmt reference is looked up under the same id through aro_hcp")
+		assert.Equal(t, before, resourcesSnapshot(t, e.resources))
+		assert.Contains(t, e.logs.String(), "Cluster Service does not know the cluster's clusterServiceID")
+	})
+	t.Run("a foreign clusterServiceID cannot be observed", func(t *testing.T) {
+		t.Parallel()
+		e := newTestEnv(t)
+		rid := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("c1"), withClusterServiceID("/api/somewhere/else/1")))
+		storeSPC(t, e.resources, rid)
+		e.startCaches(t)
 
 		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
 		require.NoError(t, err, "retrying cannot help")
 		assert.Equal(t, controller.Result{}, res)
 		assert.Empty(t, e.cs.Requests())
-		assert.Contains(t, e.logs.String(), "not an aro_hcp cluster reference")
+		assert.Contains(t, e.logs.String(), "not a Cluster Service cluster reference")
 	})
 	t.Run("a shard no MC is registered as is an error", func(t *testing.T) {
 		t.Parallel()
@@ -430,14 +446,18 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		assert.Contains(t, err.Error(), "no management cluster is registered as provision shard")
 		assert.Equal(t, before, resourcesSnapshot(t, e.resources))
 	})
-	t.Run("a cluster CS does not know is an error", func(t *testing.T) {
+	t.Run("a cluster CS does not know is logged, not retried", func(t *testing.T) {
 		t.Parallel()
 		e := newTestEnv(t)
 		rid := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("c1"), withClusterServiceID(fixedHREF)))
 		storeSPC(t, e.resources, rid)
 		e.startCaches(t)
+		before := resourcesSnapshot(t, e.resources)
 
-		_, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
-		require.ErrorIs(t, err, clusterservice.ErrNotFound)
+		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
+		require.NoError(t, err, "Cluster Service's 404 will not change on a back-off")
+		assert.Equal(t, controller.Result{}, res)
+		assert.Equal(t, before, resourcesSnapshot(t, e.resources))
+		assert.Contains(t, e.logs.String(), "Cluster Service does not know the cluster's clusterServiceID")
 	})
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -71,15 +72,21 @@ func (r *managementClusterPlacementSync) reconcile(ctx context.Context, key stri
 	}
 	logger := controller.LoggerFrom(ctx)
 	href := cluster.Properties.ServiceProvider().ClusterServiceID
-	csID, err := clusterservice.ParseClusterHREF(href)
+	// A legacy clusters_mgmt reference names the same cluster as its aro_hcp twin.
+	csID, _, err := clusterservice.ParseAnyClusterHREF(href)
 	if err != nil {
-		// Legacy clusters_mgmt references and foreign values never become parseable;
-		// retrying would only fill the logs.
-		logger.Warn("clusterServiceID is not an aro_hcp cluster reference; cannot observe placement", "clusterServiceID", href, "error", err.Error())
+		// Foreign values never become parseable; retrying would only fill the logs.
+		logger.Warn("clusterServiceID is not a Cluster Service cluster reference; cannot observe placement", "clusterServiceID", href, "error", err.Error())
 		return controller.Result{}, nil
 	}
 
 	placement, err := r.cs.GetClusterProvisionShard(ctx, csID)
+	if errors.Is(err, clusterservice.ErrNotFound) {
+		// Cluster Service does not know the reference (placement records it as
+		// unmappable); asking again on a back-off would not change the answer.
+		logger.Warn("Cluster Service does not know the cluster's clusterServiceID; cannot observe placement", "clusterServiceID", href)
+		return controller.Result{}, nil
+	}
 	if err != nil {
 		return controller.Result{}, fmt.Errorf("reading the cluster's provision shard from Cluster Service: %w", err)
 	}

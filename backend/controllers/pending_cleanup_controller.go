@@ -3,12 +3,14 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // PendingCleanupName names the controller in metrics and logs.
@@ -24,15 +26,53 @@ const (
 
 // pendingCleanupController drops reservations that no longer stand for a placement in
 // flight. It is keyed by MC.
+//
+// Dropping a reservation frees capacity that placement may hand to another cluster at
+// once, so it is decided only on an authoritative signal (docs/placement.md): the
+// cluster ended, its SPC places it elsewhere, or its SPC is confirmed gone by a point
+// read. A cache miss is never one: the Resources and Fleet change feeds arrive
+// separately, so a replica often sees a reservation before the SPC it was made for.
 type pendingCleanupController struct {
 	d Deps
 }
 
 // NewPendingCleanup builds the MC-keyed PendingCleanupController, woken by scheduling
-// document events and its resync.
+// document events, by every cluster or SPC event of a cluster an MC holds a reservation
+// for (so a cluster that fails or is deleted releases its reservation at once), and by
+// its resync.
 func NewPendingCleanup(d Deps, s Settings) (*controller.Controller, error) {
 	p := &pendingCleanupController{d: d}
-	return newKeyed(d, PendingCleanupName, s, api.ManagementClusterResourceType, p.reconcile, d.Informers.ManagementClusterSchedulings)
+	c, err := newKeyed(d, PendingCleanupName, s, api.ManagementClusterResourceType, p.reconcile, d.Informers.ManagementClusterSchedulings)
+	if err != nil {
+		return nil, err
+	}
+	holders := managementClustersHoldingReservation(d.Informers.ManagementClusterSchedulings.Lister())
+	for _, inf := range []controller.Informer{d.Informers.Clusters, d.Informers.ServiceProviderClusters} {
+		if err := c.Watch(inf, holders); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// managementClustersHoldingReservation maps a cluster or SPC to the MCs whose scheduling
+// documents hold a reservation for its cluster.
+func managementClustersHoldingReservation(schedulings *informers.Lister[api.ManagementClusterSchedulingProperties]) controller.KeyFunc {
+	toCluster := controller.KeyForType(api.ClusterResourceType)
+	toMC := controller.KeyForType(api.ManagementClusterResourceType)
+	return func(obj any) []string {
+		var keys []string
+		for _, cluster := range toCluster(obj) {
+			docs, err := schedulings.ByIndex(informers.IndexByPendingCluster, cluster)
+			if err != nil {
+				continue
+			}
+			for _, doc := range docs {
+				keys = append(keys, toMC(&informers.Object[api.ManagementClusterSchedulingProperties]{Doc: doc})...)
+			}
+		}
+		return keys
+	}
 }
 
 // Why a reservation is dropped or kept, for logs.
@@ -42,9 +82,10 @@ const (
 	keepUnknown      = "cluster not in cache"
 	dropEmpty        = "empty entry"
 	dropUnparsable   = "not a resource ID"
-	dropNoSPC        = "ServiceProviderCluster gone"
+	dropNoSPC        = "ServiceProviderCluster confirmed gone"
 	dropElsewhere    = "placed on another management cluster"
 	dropClusterEnded = "cluster deleting or ended"
+	dropUnmappable   = "cluster has a Cluster Service ID that does not resolve; hcpsched will not place it"
 )
 
 func (p *pendingCleanupController) reconcile(ctx context.Context, key string) (controller.Result, error) {
@@ -66,7 +107,11 @@ func (p *pendingCleanupController) reconcile(ctx context.Context, key string) (c
 	logger := controller.LoggerFrom(ctx)
 	var keep []string
 	for _, entry := range st.PendingAssignedClusters {
-		keepIt, why := p.judge(entry, mc)
+		keepIt, why, err := p.judge(ctx, entry, mc)
+		if err != nil {
+			// Nothing is dropped on a guess: the whole sweep waits for the store.
+			return controller.Result{}, fmt.Errorf("judging the reservation for %s: %w", entry, err)
+		}
 		if keepIt {
 			keep = append(keep, entry)
 			continue
@@ -89,19 +134,30 @@ func (p *pendingCleanupController) reconcile(ctx context.Context, key string) (c
 	return controller.Result{}, nil
 }
 
-// judge applies the rules of docs/placement.md: effective placement is the SPC's status
-// (where CS put the cluster) or else its spec (placement's intent).
-func (p *pendingCleanupController) judge(entry string, mc *api.ResourceID) (bool, string) {
+// judge applies the rules of docs/placement.md, most final first: a cluster that ended
+// releases its reservation wherever it was placed; otherwise the effective placement is
+// the SPC's status (where CS put the cluster) or else its spec (placement's intent).
+func (p *pendingCleanupController) judge(ctx context.Context, entry string, mc *api.ResourceID) (bool, string, error) {
 	if strings.TrimSpace(entry) == "" {
-		return false, dropEmpty
+		return false, dropEmpty, nil
 	}
 	cluster, err := api.ParseResourceID(entry)
 	if err != nil {
-		return false, dropUnparsable
+		return false, dropUnparsable, nil
 	}
-	spc, err := p.d.Informers.ServiceProviderClusters.Lister().Get(api.ServiceProviderClusterResourceID(cluster).String())
+	// Deleting and Failed only ever follow a live state, so a cached copy that shows
+	// them is authoritative: the cache can lag, never run ahead.
+	c, err := p.d.Informers.Clusters.Lister().Get(cluster.String())
+	cached := err == nil
+	if cached && (deleting(c) || terminal(c)) {
+		return false, dropClusterEnded, nil
+	}
+	spc, err := p.serviceProviderCluster(ctx, cluster)
 	if err != nil {
-		return false, dropNoSPC
+		return true, "", err
+	}
+	if spc == nil {
+		return false, dropNoSPC, nil
 	}
 	effective := spc.Properties.ObservedManagementCluster()
 	if effective == "" {
@@ -109,16 +165,38 @@ func (p *pendingCleanupController) judge(entry string, mc *api.ResourceID) (bool
 	}
 	switch {
 	case api.ResourceIDsEqual(effective, mc.String()):
-		return true, keepOwn
+		return true, keepOwn, nil
 	case effective != "":
-		return false, dropElsewhere
+		return false, dropElsewhere, nil
+	case cached && UnmappableRecorded(c, spc):
+		return false, dropUnmappable, nil
+	case !cached:
+		return true, keepUnknown, nil
 	}
-	c, err := p.d.Informers.Clusters.Lister().Get(cluster.String())
+	return true, keepInFlight, nil
+}
+
+// serviceProviderCluster returns the cluster's SPC from the cache or, on a miss, from a
+// point read: only the store can say that an SPC is gone. nil means confirmed gone
+// (not found, or soft-deleted).
+func (p *pendingCleanupController) serviceProviderCluster(ctx context.Context, cluster *api.ResourceID) (*api.ServiceProviderCluster, error) {
+	id := api.ServiceProviderClusterResourceID(cluster)
+	spc, err := p.d.Informers.ServiceProviderClusters.Lister().Get(id.String())
+	if err == nil {
+		return spc, nil
+	}
+	pk, err := api.ResourcesPartitionKey(cluster)
 	if err != nil {
-		return true, keepUnknown
+		return nil, err
 	}
-	if deleting(c) || terminal(c) {
-		return false, dropClusterEnded
+	spc, err = database.Get[api.ServiceProviderClusterProperties](ctx, p.d.Resources, pk, id.String())
+	switch {
+	case errors.Is(err, database.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading ServiceProviderCluster %s, missing from the cache: %w", id, err)
+	case spc.IsDeleted():
+		return nil, nil
 	}
-	return true, keepInFlight
+	return spc, nil
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -9,6 +10,9 @@ import (
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
 )
+
+// unmappableHREF is a legacy clusterServiceID Cluster Service does not know.
+const unmappableHREF = "/api/clusters_mgmt/v1/clusters/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"
 
 func TestPendingCleanupRules(t *testing.T) {
 	e := newPlacementEnv(t)
@@ -21,7 +25,9 @@ func TestPendingCleanupRules(t *testing.T) {
 		noSPC    bool
 		spec     *api.ResourceID
 		status   *api.ResourceID
-		wantKeep bool
+		// unmappable: placement recorded that the cluster's clusterServiceID does not resolve.
+		unmappable bool
+		wantKeep   bool
 	}
 	alive := func(*api.Cluster) {}
 	entries := []entry{
@@ -38,6 +44,14 @@ func TestPendingCleanupRules(t *testing.T) {
 			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateFailed
 		}, wantKeep: false},
 		{name: "cluster-not-cached", cluster: nil, wantKeep: true},
+		// Finding 2: a cluster that ended releases its reservation wherever it was placed.
+		{name: "failed-after-placed-here", cluster: func(c *api.Cluster) {
+			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateFailed
+		}, spec: here, wantKeep: false},
+		{name: "deleting-after-observed-here", cluster: func(c *api.Cluster) {
+			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting
+		}, spec: here, status: here, wantKeep: false},
+		{name: "unmappable", cluster: withClusterServiceID(unmappableHREF), unmappable: true, wantKeep: false},
 	}
 	pending := []string{"", "not a resource ID"}
 	var want []string
@@ -53,6 +67,9 @@ func TestPendingCleanupRules(t *testing.T) {
 				}
 				if en.status != nil {
 					s.Properties.Status.ManagementClusterResourceID = en.status.String()
+				}
+				if en.unmappable {
+					setCapacityCondition(s, api.ConditionFalse, ReasonClusterServiceIDUnmappable, unmappableMessage(unmappableHREF), time.Now())
 				}
 			})
 		}

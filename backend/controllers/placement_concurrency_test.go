@@ -18,6 +18,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
@@ -104,7 +105,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 		mcs[mc.Key()] = mc
 		_, err := database.Create(t.Context(), fleet, api.NewDocument(mc, stamp, api.ManagementClusterProperties{
 			Spec:   &api.ManagementClusterSpec{SchedulingPolicy: api.Schedulable},
-			Status: &api.ManagementClusterStatus{Conditions: []api.Condition{{Type: "Ready", Status: api.ConditionTrue}}},
+			Status: &api.ManagementClusterStatus{Conditions: []api.Condition{{Type: "Ready", Status: api.ConditionTrue}}, ClusterServiceProvisionShardID: clusterservice.ProvisionShardsPath + "/shard-" + stamp},
 		}))
 		require.NoError(t, err)
 		flowtest.StoreScheduling(t, fleet, mc, ceiling, 0)

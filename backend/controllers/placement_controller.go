@@ -12,6 +12,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -44,7 +45,7 @@ type placementController struct {
 }
 
 // NewPlacement builds the PlacementController, cluster-keyed, woken by cluster and SPC
-// events.
+// events, and by events of the MC a cluster's intent names.
 func NewPlacement(d Deps, s Settings) (*controller.Controller, error) {
 	if len(d.Placement.Resources) == 0 {
 		d.Placement = placement.DefaultConfig()
@@ -65,7 +66,14 @@ func NewPlacement(d Deps, s Settings) (*controller.Controller, error) {
 		spcs:     d.Informers.ServiceProviderClusters.Lister(),
 		mcs:      d.Informers.ManagementClusters.Lister(),
 	}
-	return newClusterKeyed(d, PlacementName, s, p.reconcile, d.Informers.Clusters, d.Informers.ServiceProviderClusters)
+	c, err := newClusterKeyed(d, PlacementName, s, p.reconcile, d.Informers.Clusters, d.Informers.ServiceProviderClusters)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Watch(d.Informers.ManagementClusters, clustersIntending(p.spcs)); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // terminal provisioning states end a cluster's life without a control plane to place.
@@ -86,21 +94,31 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	if err != nil {
 		return controller.Result{}, err
 	}
-	// needsWork: an SPC without intent, of a cluster that is still alive.
-	if spc == nil || spc.Properties.IntendedManagementCluster() != "" || deleting(cluster) {
+	if spc == nil || deleting(cluster) {
+		return controller.Result{}, nil
+	}
+	// needsWork: an SPC without intent, or one whose intended MC vanished before Cluster
+	// Service got the cluster (the one case where spec changes, docs/placement.md).
+	if spc.Properties.IntendedManagementCluster() != "" {
+		return p.replaceIfIntendedVanished(ctx, cluster, spc)
+	}
+	if UnmappableRecorded(cluster, spc) {
 		return controller.Result{}, nil
 	}
 	logger := controller.LoggerFrom(ctx)
 
 	// Old records: a cluster Cluster Service already has is never placed afresh; its
 	// intent is where CS put it.
-	existing, known, err := p.existingClusterServiceCluster(ctx, cluster)
+	existing, state, err := p.existingClusterServiceCluster(ctx, cluster)
 	if err != nil {
 		p.d.PlacementMetrics.count(placement.OutcomeError)
 		return controller.Result{}, err
 	}
-	if known {
+	switch state {
+	case clusterServiceKnows:
 		return p.adopt(ctx, spc, existing)
+	case clusterServiceUnmappable:
+		return p.recordUnmappable(ctx, cluster, spc)
 	}
 	if terminal(cluster) {
 		return controller.Result{}, nil
@@ -122,7 +140,22 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	}
 
 	chosen := candidates[decision.Chosen]
-	if !decision.Reused {
+	if decision.Reused {
+		// The decision counted this cluster's reservation as already paid for, from the
+		// cache; the plan is checked at apply time against the stored document, or a
+		// reservation dropped since would leave the cluster placed on capacity nobody holds.
+		stands, err := p.reservationStands(ctx, chosen.Scheduling, rid)
+		if err != nil {
+			p.d.PlacementMetrics.count(placement.OutcomeError)
+			return controller.Result{}, err
+		}
+		if !stands {
+			p.d.PlacementMetrics.count(placement.OutcomeConflict)
+			logger.Info("the reservation the decision reused is gone from the stored scheduling document; deciding again",
+				"managementCluster", chosen.ManagementCluster.ResourceID)
+			return controller.Result{RequeueAfter: DefaultPlacementConflictRequeue}, nil
+		}
+	} else {
 		reserved, err := p.reserve(ctx, chosen.Scheduling, rid)
 		if err != nil {
 			p.d.PlacementMetrics.count(placement.OutcomeError)
@@ -152,36 +185,116 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	return controller.Result{}, nil
 }
 
+// What Cluster Service knows of a cluster before placement decides.
+type clusterServiceState int
+
+const (
+	// clusterServiceNew: CS does not have the cluster; placement decides.
+	clusterServiceNew clusterServiceState = iota
+	// clusterServiceKnows: CS has the cluster; placement adopts its shard.
+	clusterServiceKnows
+	// clusterServiceUnmappable: the cluster has a clusterServiceID that neither API
+	// resolves; hcpsched neither places nor adopts it.
+	clusterServiceUnmappable
+)
+
 // existingClusterServiceCluster asks Cluster Service where a cluster that it may already
-// know lives: one with a clusterServiceID, or with a pending ID CS has seen (a backend
-// before placement created clusters without it). A CS 404 for a pending ID means the
-// cluster is new.
-func (p *placementController) existingClusterServiceCluster(ctx context.Context, c *api.Cluster) (clusterservice.Placement, bool, error) {
+// know lives: one with a clusterServiceID (an aro_hcp one, or a legacy clusters_mgmt one,
+// which names the same cluster), or with a pending ID CS has seen (a backend before
+// placement created clusters without it). A CS 404 for a pending ID means the cluster is
+// new; for a clusterServiceID it means the reference cannot be mapped.
+func (p *placementController) existingClusterServiceCluster(ctx context.Context, c *api.Cluster) (clusterservice.Placement, clusterServiceState, error) {
 	sp := c.Properties.ServiceProvider()
 	href := sp.ClusterServiceID
 	if href == "" {
 		href = sp.PendingClusterServiceID
 	}
 	if href == "" {
-		return clusterservice.Placement{}, false, nil
+		return clusterservice.Placement{}, clusterServiceNew, nil
 	}
-	id, err := clusterservice.ParseClusterHREF(href)
+	id, _, err := clusterservice.ParseAnyClusterHREF(href)
 	if err != nil {
 		if sp.ClusterServiceID != "" {
-			// A legacy clusters_mgmt ID: it has a CS cluster this API cannot map.
-			controller.LoggerFrom(ctx).Warn("cluster has a Cluster Service ID placement cannot map; leaving it unplaced", "clusterServiceID", href)
-			return clusterservice.Placement{}, true, nil
+			return clusterservice.Placement{}, clusterServiceUnmappable, nil
 		}
-		return clusterservice.Placement{}, false, fmt.Errorf("pending Cluster Service ID %q: %w", href, err)
+		return clusterservice.Placement{}, clusterServiceNew, fmt.Errorf("pending Cluster Service ID %q: %w", href, err)
 	}
 	where, err := p.d.ClusterService.GetClusterProvisionShard(ctx, id)
 	switch {
 	case errors.Is(err, clusterservice.ErrNotFound) && sp.ClusterServiceID == "":
-		return clusterservice.Placement{}, false, nil
+		return clusterservice.Placement{}, clusterServiceNew, nil
+	case errors.Is(err, clusterservice.ErrNotFound):
+		return clusterservice.Placement{}, clusterServiceUnmappable, nil
 	case err != nil:
-		return clusterservice.Placement{}, false, fmt.Errorf("asking Cluster Service where %s is: %w", id, err)
+		return clusterservice.Placement{}, clusterServiceNew, fmt.Errorf("asking Cluster Service where %s is: %w", id, err)
 	}
-	return where, true, nil
+	return where, clusterServiceKnows, nil
+}
+
+// ReasonClusterServiceIDUnmappable is the CapacityAvailable reason of a cluster whose
+// clusterServiceID Cluster Service does not resolve: hcpsched leaves it unplaced for
+// good (until that ID changes), and the metrics count it as placement="unmappable".
+const ReasonClusterServiceIDUnmappable = "ClusterServiceIDUnmappable"
+
+func unmappableMessage(href string) string {
+	return fmt.Sprintf("clusterServiceID %s does not resolve to a Cluster Service cluster (aro_hcp or clusters_mgmt); hcpsched neither places nor adopts it", href)
+}
+
+// UnmappableRecorded: the SPC already says that the cluster's current clusterServiceID
+// cannot be mapped, so there is nothing to ask Cluster Service again.
+func UnmappableRecorded(c *api.Cluster, spc *api.ServiceProviderCluster) bool {
+	href := c.Properties.ServiceProvider().ClusterServiceID
+	if href == "" || spc.Properties.Status == nil || spc.Properties.Status.Placement == nil {
+		return false
+	}
+	cond := api.FindCondition(spc.Properties.Status.Placement.Conditions, placement.ConditionCapacityAvailable)
+	return cond != nil && cond.Reason == ReasonClusterServiceIDUnmappable && cond.Message == unmappableMessage(href)
+}
+
+// recordUnmappable says once, in the SPC condition and the log, that the cluster cannot
+// be mapped, and stops: no requeue, since waiting will not change Cluster Service's answer.
+// A reservation the cluster holds is released by PendingCleanup on that condition.
+func (p *placementController) recordUnmappable(ctx context.Context, c *api.Cluster, spc *api.ServiceProviderCluster) (controller.Result, error) {
+	href := c.Properties.ServiceProvider().ClusterServiceID
+	update := spc.DeepCopy()
+	if !setCapacityCondition(update, api.ConditionFalse, ReasonClusterServiceIDUnmappable, unmappableMessage(href), p.d.now()) {
+		return controller.Result{}, nil
+	}
+	written, err := p.replaceSPC(ctx, update)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	if !written {
+		return lostRace, nil
+	}
+	controller.LoggerFrom(ctx).Warn("cluster has a Cluster Service ID that does not resolve; leaving it unplaced", "clusterServiceID", href)
+	return controller.Result{}, nil
+}
+
+// reservationStands reads the stored scheduling document the decision reused a
+// reservation from: the cached copy may show a reservation that was dropped since.
+func (p *placementController) reservationStands(ctx context.Context, cached *api.ManagementClusterScheduling, cluster *api.ResourceID) (bool, error) {
+	stored, err := database.Get[api.ManagementClusterSchedulingProperties](ctx, p.d.Fleet, cached.PartitionKey, cached.ResourceID)
+	switch {
+	case errors.Is(err, database.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading scheduling document %s to check the reused reservation: %w", cached.ResourceID, err)
+	}
+	if stored.ETag == cached.ETag {
+		return true, nil
+	}
+	st := stored.Properties.Status
+	return st != nil && holdsReservation(st.PendingAssignedClusters, cluster), nil
+}
+
+func holdsReservation(pending []string, cluster *api.ResourceID) bool {
+	for _, entry := range pending {
+		if api.ResourceIDsEqual(entry, cluster.String()) {
+			return true
+		}
+	}
+	return false
 }
 
 // adopt sets the intent of a cluster CS already placed to the MC that owns its shard.

@@ -12,8 +12,9 @@ import (
 // PlacementMetrics counts placement attempts by outcome (each outcome is defined in
 // internal/placement and docs/placement.md) and times decisions.
 type PlacementMetrics struct {
-	attempts *prometheus.CounterVec
-	decision prometheus.Histogram
+	attempts     *prometheus.CounterVec
+	replacements *prometheus.CounterVec
+	decision     prometheus.Histogram
 }
 
 // NewPlacementMetrics registers the placement metrics on reg, every outcome at zero so
@@ -24,6 +25,10 @@ func NewPlacementMetrics(reg prometheus.Registerer) (*PlacementMetrics, error) {
 			Name: "backend_placement_attempts_total",
 			Help: "Placement attempts by outcome: placed, no_management_clusters, no_eligible, capacity_exhausted, stale_data, conflict, error (see docs/placement.md).",
 		}, []string{"outcome"}),
+		replacements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backend_placement_replacements_total",
+			Help: "Intents withdrawn because the intended management cluster was deleted or lost its provision shard before Cluster Service created the cluster, by reason: management_cluster_deleted, provision_shard_lost (see docs/placement.md).",
+		}, []string{"reason"}),
 		decision: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "backend_placement_decision_duration_seconds",
 			Help:    "Time the placement engine takes to decide for one cluster, from the caches.",
@@ -33,7 +38,10 @@ func NewPlacementMetrics(reg prometheus.Registerer) (*PlacementMetrics, error) {
 	for _, o := range placement.Outcomes {
 		m.attempts.WithLabelValues(string(o))
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.decision} {
+	for _, r := range []string{ReplacementManagementClusterDeleted, ReplacementProvisionShardLost} {
+		m.replacements.WithLabelValues(r)
+	}
+	for _, c := range []prometheus.Collector{m.attempts, m.replacements, m.decision} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -42,6 +50,8 @@ func NewPlacementMetrics(reg prometheus.Registerer) (*PlacementMetrics, error) {
 }
 
 func (m *PlacementMetrics) count(o placement.Outcome) { m.attempts.WithLabelValues(string(o)).Inc() }
+
+func (m *PlacementMetrics) replaced(reason string) { m.replacements.WithLabelValues(reason).Inc() }
 
 // CapacityCollector exports, at scrape time and from the caches only, what each MC has
 // left of every counted resource and how many reservations it holds (kube-state-metrics

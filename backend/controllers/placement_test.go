@@ -137,8 +137,8 @@ func TestPlacementWaitsForCapacity(t *testing.T) {
 func TestPlacementReusesReservation(t *testing.T) {
 	e := newPlacementEnv(t)
 	cluster := clusterID("Crashed")
-	roomy := flowtest.CreateManagementCluster(t, e.fleet, "1", "")
-	reserved := flowtest.CreateManagementCluster(t, e.fleet, "2", "")
+	roomy := flowtest.CreateManagementCluster(t, e.fleet, "1", "shard-1")
+	reserved := flowtest.CreateManagementCluster(t, e.fleet, "2", "shard-2")
 	flowtest.StoreScheduling(t, e.fleet, roomy, 300, 0)
 	flowtest.StoreScheduling(t, e.fleet, reserved, 30, 0, cluster.Key())
 	// The cluster and its SPC were stored before the crash, with the reservation.
@@ -270,7 +270,7 @@ func TestPlacementGates(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newPlacementEnv(t)
-			mc := flowtest.CreateManagementCluster(t, e.fleet, "1", "")
+			mc := flowtest.CreateManagementCluster(t, e.fleet, "1", flowtest.RegisterShard(t, e.csClient, 1))
 			flowtest.StoreScheduling(t, e.fleet, mc, 30, 0)
 			rid := clusterID(fmt.Sprintf("Gated%d", i))
 			flowtest.StoreCluster(t, e.resources, newCluster(rid, tt.mutate))

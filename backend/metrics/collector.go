@@ -31,6 +31,9 @@ const (
 	// PlacementMismatch: Cluster Service put the cluster somewhere else than placement
 	// chose; the pin was not honoured.
 	PlacementMismatch = "mismatch"
+	// PlacementUnmappable: the cluster has a clusterServiceID Cluster Service does not
+	// resolve; hcpsched leaves it unplaced for good, so it is not backlog.
+	PlacementUnmappable = "unmappable"
 )
 
 // Metric names, also used by the alerts and the dashboard.
@@ -79,7 +82,7 @@ func NewCollector(inf controllers.Informers, cfg placement.Config, now func() ti
 		cfg:       cfg,
 		now:       now,
 		info: prometheus.NewDesc(ClusterInfoName,
-			"One series per cluster in the backend's cache that is not being deleted: placement is placed (spec.managementClusterResourceID set, status unset or equal), unplaced (spec unset) or mismatch (spec and status both set and different). IDs are lowercased.",
+			"One series per cluster in the backend's cache that is not being deleted: placement is placed (spec.managementClusterResourceID set, status unset or equal), unplaced (spec unset), unmappable (spec unset and its clusterServiceID does not resolve in Cluster Service: never placed) or mismatch (spec and status both set and different). IDs are lowercased.",
 			[]string{labelResourceID, labelSubscriptionID, labelManagementClusterResource, labelPlacement}, nil),
 		created: prometheus.NewDesc(ClusterCreatedTimeName,
 			"Unix time the cluster was created (properties.systemData.createdAt); absent when the document has none.",
@@ -132,15 +135,21 @@ func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
 		id := rid.Key()
 		var intended, observed string
 		var placedAt time.Time
+		var unmappable bool
 		if spc, err := spcs.Get(api.ServiceProviderClusterResourceID(rid).String()); err == nil {
 			intended = spc.Properties.IntendedManagementCluster()
 			observed = spc.Properties.ObservedManagementCluster()
 			if spc.Properties.Spec != nil {
 				placedAt = spc.Properties.Spec.ManagementClusterPlacementTime
 			}
+			unmappable = controllers.UnmappableRecorded(cluster, spc)
+		}
+		state := placementState(intended, observed)
+		if state == PlacementUnplaced && unmappable {
+			state = PlacementUnmappable
 		}
 		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1,
-			id, strings.ToLower(rid.SubscriptionID), strings.ToLower(intended), placementState(intended, observed))
+			id, strings.ToLower(rid.SubscriptionID), strings.ToLower(intended), state)
 		if sd := cluster.Properties.SystemData; sd != nil && !sd.CreatedAt.IsZero() {
 			ch <- prometheus.MustNewConstMetric(c.created, prometheus.GaugeValue, unixSeconds(sd.CreatedAt), id)
 		}

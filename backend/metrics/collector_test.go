@@ -73,7 +73,7 @@ func (w world) spc(t *testing.T, cluster *api.ResourceID, intended, observed str
 // taken at reportedAt, holding the given reservations; mutate changes the MC first.
 func (w world) mc(t *testing.T, stamp string, ceiling, usage int, reportedAt time.Time, pending []string, mutate ...func(*api.ManagementClusterProperties)) *api.ResourceID {
 	t.Helper()
-	rid := flowtest.CreateManagementCluster(t, w.fleet, stamp, "")
+	rid := flowtest.CreateManagementCluster(t, w.fleet, stamp, "shard-"+stamp)
 	if len(mutate) > 0 {
 		mc, err := database.Get[api.ManagementClusterProperties](t.Context(), w.fleet, mustFleetPK(t, rid), rid.String())
 		require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestRegionHeadroom(t *testing.T) {
 			w.mc(t, "1", 30, 0, fresh, nil)
 			w.mc(t, "2", 300, 0, fresh, nil, cordon)
 			w.mc(t, "3", 300, 0, now.Add(-time.Hour), nil)
-			flowtest.CreateManagementCluster(t, w.fleet, "4", "")
+			flowtest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
 		}, 10},
 	}
 	for _, tt := range tests {
@@ -235,7 +235,7 @@ func TestManagementClusterAges(t *testing.T) {
 	recent := w.mc(t, "2", 300, 0, now.Add(-30*time.Second), []string{stamped.Key()})
 	// Reservations of unknown age export nothing rather than a made-up age.
 	idle := w.mc(t, "3", 300, 0, now.Add(-10*time.Minute), []string{unknown.Key()})
-	flowtest.CreateManagementCluster(t, w.fleet, "4", "")
+	flowtest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
 	reg := scrape(t, store)
 
 	assert.Equal(t, map[string]float64{busy.Key(): 90, recent.Key(): 30, idle.Key(): 600}, gauges(t, reg, metrics.CapacityReportAgeName))
@@ -245,7 +245,7 @@ func TestManagementClusterAges(t *testing.T) {
 func TestManagementClusterCeilingAndUsage(t *testing.T) {
 	store, w := newWorld()
 	mc := w.mc(t, "1", 300, 42, now, nil)
-	flowtest.CreateManagementCluster(t, w.fleet, "2", "")
+	flowtest.CreateManagementCluster(t, w.fleet, "2", "shard-2")
 	reg := scrape(t, store)
 
 	want := fmt.Sprintf(`

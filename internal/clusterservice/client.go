@@ -208,7 +208,7 @@ var errEmptyBody = errors.New("cluster service answered without a body")
 
 // GetCluster fetches one cluster by its bare id.
 func (c *Client) GetCluster(ctx context.Context, id string) (*arohcp.Cluster, error) {
-	if err := ValidateClusterID(id); err != nil {
+	if err := ValidateClusterReference(id); err != nil {
 		return nil, fmt.Errorf("get cluster: %w", err)
 	}
 	resp, err := c.api.Clusters().Cluster(id).Get().SendContext(ctx)
@@ -226,7 +226,7 @@ func (c *Client) GetCluster(ctx context.Context, id string) (*arohcp.Cluster, er
 // empty shard (no href) until it has placed the cluster; that is a zero Placement, not an
 // error.
 func (c *Client) GetClusterProvisionShard(ctx context.Context, clusterID string) (Placement, error) {
-	if err := ValidateClusterID(clusterID); err != nil {
+	if err := ValidateClusterReference(clusterID); err != nil {
 		return Placement{}, fmt.Errorf("get provision shard of cluster: %w", err)
 	}
 	resp, err := c.api.Clusters().Cluster(clusterID).ProvisionShard().Get().SendContext(ctx)

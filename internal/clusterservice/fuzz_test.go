@@ -40,6 +40,26 @@ func FuzzParseShardHREF(f *testing.F) {
 	})
 }
 
+func FuzzParseAnyClusterHREF(f *testing.F) {
+	f.Add("/api/aro_hcp/v1alpha1/clusters/" + NewClusterID())
+	f.Add("/api/clusters_mgmt/v1/clusters/" + NewClusterID())
+	f.Add("/api/clusters_mgmt/v1/clusters/")
+	f.Add("/api/clusters_mgmt/v1/clusters/" + NewClusterID() + "/node_pools/x")
+	f.Fuzz(func(t *testing.T, href string) {
+		id, legacy, err := ParseAnyClusterHREF(href)
+		if err != nil {
+			require.ErrorIs(t, err, ErrInvalidID)
+			return
+		}
+		require.NoError(t, ValidateClusterReference(id))
+		collection := ClustersPath
+		if legacy {
+			collection = LegacyClustersPath
+		}
+		require.Equal(t, collection+"/"+id, href, "the id is the whole rest of the path")
+	})
+}
+
 func FuzzParseClusterHREF(f *testing.F) {
 	f.Add("/api/aro_hcp/v1alpha1/clusters/" + NewClusterID())
 	f.Add("/api/aro_hcp/v1alpha1/clusters/" + strings.Repeat("z", 32))

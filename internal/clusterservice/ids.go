@@ -22,6 +22,10 @@ var (
 	// CS cluster identifiers are 32 characters of lowercase base32. hcpsched generates them
 	// itself (NewClusterID), so the rule can be exact.
 	clusterIDPattern = regexp.MustCompile(`^[0-9a-z]{32}$`)
+	// Cluster references that hcpsched did not mint (legacy clusters_mgmt ones in
+	// ARO-HCP's oldest documents) come in other shapes: UUIDs, short ids. Reads accept any
+	// path-safe id.
+	clusterReferencePattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$`)
 	// Shard identifiers are looser: ARO-HCP registers shards under ids it derives itself,
 	// UUIDs for example. Anything path-safe is accepted.
 	shardIDPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$`)
@@ -42,6 +46,15 @@ func NewClusterID() string {
 func ValidateClusterID(id string) error {
 	if !clusterIDPattern.MatchString(id) {
 		return fmt.Errorf("cluster id %q is not 32 lowercase letters or digits: %w", id, ErrInvalidID)
+	}
+	return nil
+}
+
+// ValidateClusterReference reports whether id can name a cluster to read: any path-safe
+// id, since clusters hcpsched did not create may carry ids of other shapes.
+func ValidateClusterReference(id string) error {
+	if !clusterReferencePattern.MatchString(id) {
+		return fmt.Errorf("cluster id %q is not 1-64 letters, digits, '-' or '_': %w", id, ErrInvalidID)
 	}
 	return nil
 }
@@ -73,6 +86,29 @@ func ParseClusterHREF(href string) (string, error) {
 		return "", fmt.Errorf("cluster href %q: %w", href, err)
 	}
 	return id, nil
+}
+
+// LegacyClustersPath is the clusters_mgmt collection that ARO-HCP's oldest cluster
+// documents point into. The clusters_mgmt and aro_hcp APIs address one cluster by one id
+// (ARO-HCP's own client reaches a clusters_mgmt reference through aro_hcp by swapping
+// the prefix), so such a reference maps to the cluster hcpsched knows.
+const LegacyClustersPath = "/api/clusters_mgmt/v1/clusters"
+
+// ParseAnyClusterHREF returns the bare id of an aro_hcp cluster path or of a legacy
+// clusters_mgmt one; legacy says which it was.
+func ParseAnyClusterHREF(href string) (id string, legacy bool, err error) {
+	if !strings.HasPrefix(href, LegacyClustersPath+"/") {
+		id, err := ParseClusterHREF(href)
+		return id, false, err
+	}
+	id, err = cutHREF(href, LegacyClustersPath, "clusters_mgmt cluster")
+	if err != nil {
+		return "", true, err
+	}
+	if err := ValidateClusterReference(id); err != nil {
+		return "", true, fmt.Errorf("cluster href %q: %w", href, err)
+	}
+	return id, true, nil
 }
 
 // ShardHREF returns the path CS uses for a provision shard, the form the fleet records.

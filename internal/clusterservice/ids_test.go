@@ -60,6 +60,43 @@ func TestClusterHREF(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidID)
 }
 
+func TestParseAnyClusterHREF(t *testing.T) {
+	t.Parallel()
+	id := NewClusterID()
+	tests := []struct {
+		name       string
+		href       string
+		wantLegacy bool
+		ok         bool
+	}{
+		{"aro_hcp", "/api/aro_hcp/v1alpha1/clusters/" + id, false, true},
+		{"clusters_mgmt maps to the same id", "/api/clusters_mgmt/v1/clusters/" + id, true, true},
+		{"clusters_mgmt node pool", "/api/clusters_mgmt/v1/clusters/" + id + "/node_pools/np", true, false},
+		{"clusters_mgmt path with a space", "/api/clusters_mgmt/v1/clusters/a b", true, false},
+		{"clusters_mgmt v2alpha1", "/api/clusters_mgmt/v2alpha1/clusters/" + id, false, false},
+		{"empty", "", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, legacy, err := ParseAnyClusterHREF(tt.href)
+			assert.Equal(t, tt.wantLegacy, legacy)
+			if !tt.ok {
+				require.ErrorIs(t, err, ErrInvalidID)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, id, got)
+		})
+	}
+	// ARO-HCP's own documents carry clusters_mgmt ids of other shapes.
+	for _, legacyID := range []string{"1243e9e9-d150-4ef1-9735-2bbc3cabc7d0", "9p2sk955gj", "cs-create-current"} {
+		got, legacy, err := ParseAnyClusterHREF(LegacyClustersPath + "/" + legacyID)
+		require.NoError(t, err, legacyID)
+		assert.True(t, legacy)
+		assert.Equal(t, legacyID, got)
+	}
+}
+
 func TestShardHREF(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -248,6 +248,9 @@ const (
 	IndexByCluster = "byCluster"
 	// IndexByProvisionShard maps MCs to their lowercased CS provision shard path.
 	IndexByProvisionShard = "byProvisionShard"
+	// IndexByIntendedManagementCluster maps SPCs to the lowercased MC their spec (the
+	// placement intent) names.
+	IndexByIntendedManagementCluster = "byIntendedManagementCluster"
 	// IndexByPendingCluster maps scheduling documents to each cluster they hold a
 	// reservation for (lowercased).
 	IndexByPendingCluster = "byPendingCluster"
@@ -281,6 +284,13 @@ func Clusters(f *Factory) *Informer[api.ClusterProperties] {
 func ServiceProviderClusters(f *Factory) *Informer[api.ServiceProviderClusterProperties] {
 	return Register[api.ServiceProviderClusterProperties](f, api.ResourcesContainer, api.ServiceProviderClusterResourceType, cache.Indexers{
 		IndexByCluster: indexByAncestor[api.ServiceProviderClusterProperties](api.ClusterResourceType),
+		IndexByIntendedManagementCluster: func(obj any) ([]string, error) {
+			d, ok := DocumentOf[api.ServiceProviderClusterProperties](obj)
+			if !ok || d.Properties.IntendedManagementCluster() == "" {
+				return nil, nil
+			}
+			return []string{KeyOf(d.Properties.IntendedManagementCluster())}, nil
+		},
 	})
 }
 

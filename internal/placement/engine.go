@@ -83,8 +83,14 @@ func filterSchedulable(_ *evaluation, c Candidate) (Reason, string) {
 }
 
 func filterReady(_ *evaluation, c Candidate) (Reason, string) {
-	if st := c.ManagementCluster.Properties.Status; st == nil || !api.IsConditionTrue(st.Conditions, api.ManagementClusterConditionReady) {
+	st := c.ManagementCluster.Properties.Status
+	if st == nil || !api.IsConditionTrue(st.Conditions, api.ManagementClusterConditionReady) {
 		return ReasonNotReady, "Ready is not True"
+	}
+	// A cluster is created pinned to its MC's provision shard: without one it could never
+	// be created there (and one that lost its shard sends its clusters back to placement).
+	if st.ClusterServiceProvisionShardID == "" {
+		return ReasonNotReady, "no Cluster Service provision shard"
 	}
 	return "", ""
 }

@@ -28,6 +28,7 @@ type mcSpec struct {
 	stamp          string
 	unschedulable  bool
 	notReady       bool
+	noShard        bool
 	noScheduling   bool
 	noCeiling      bool
 	capacityStale  bool
@@ -44,6 +45,10 @@ type mcSpec struct {
 
 func candidate(s mcSpec) placement.Candidate {
 	mcID := api.ManagementClusterResourceID(s.stamp)
+	shard := "/api/aro_hcp/v1alpha1/provision_shards/shard-" + s.stamp
+	if s.noShard {
+		shard = ""
+	}
 	policy := api.Schedulable
 	if s.unschedulable {
 		policy = api.Unschedulable
@@ -54,7 +59,7 @@ func candidate(s mcSpec) placement.Candidate {
 	}
 	mc := api.NewDocument(mcID, s.stamp, api.ManagementClusterProperties{
 		Spec:   &api.ManagementClusterSpec{SchedulingPolicy: policy},
-		Status: &api.ManagementClusterStatus{Conditions: []api.Condition{{Type: "Ready", Status: ready}}},
+		Status: &api.ManagementClusterStatus{Conditions: []api.Condition{{Type: "Ready", Status: ready}}, ClusterServiceProvisionShardID: shard},
 	})
 	c := placement.Candidate{ManagementCluster: mc}
 	if s.noScheduling {
@@ -138,6 +143,7 @@ func TestFilters(t *testing.T) {
 		{"healthy", mcSpec{}, "", ""},
 		{"cordoned", mcSpec{unschedulable: true}, placement.ReasonUnschedulable, "cordoned"},
 		{"not ready", mcSpec{notReady: true}, placement.ReasonNotReady, "Ready"},
+		{"no provision shard", mcSpec{noShard: true}, placement.ReasonNotReady, "provision shard"},
 		{"no scheduling document", mcSpec{noScheduling: true}, placement.ReasonNoSchedulingData, "no scheduling document"},
 		{"no ceiling for the resource", mcSpec{noCeiling: true}, placement.ReasonNoSchedulingData, "no scale ceiling for aro.openshift.io/swift-nic"},
 		{"unparsable quantity", mcSpec{badQuantity: true}, placement.ReasonNoSchedulingData, "unparsable quantity"},
