@@ -20,11 +20,11 @@ func TestPendingCleanupRules(t *testing.T) {
 	elsewhere := flowtest.CreateManagementCluster(t, e.fleet, "2", "")
 
 	type entry struct {
-		name     string
-		cluster  func(*api.Cluster) // nil: not stored
-		noSPC    bool
-		spec     *api.ResourceID
-		status   *api.ResourceID
+		name    string
+		cluster func(*api.Cluster) // nil: not stored
+		noSPC   bool
+		spec    *api.ResourceID
+		status  *api.ResourceID
 		// unmappable: placement recorded that the cluster's clusterServiceID does not resolve.
 		unmappable bool
 		wantKeep   bool
