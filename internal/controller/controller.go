@@ -46,13 +46,35 @@ type Options struct {
 	// OnPanic runs after a reconcile's panic has been counted and logged. The default
 	// crashes the process: a controller in an unknown state restarts with fresh caches.
 	OnPanic func(recovered any)
+	// Clock times requeue-after waits; nil is the real clock. Tests pass a fake one to
+	// step through waits without sleeping.
+	Clock Clock
 }
+
+// Clock is the time source of the controller's delayed requeues.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine once d has passed, unless stopped first.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc.
+type Timer interface {
+	// Stop prevents the call if it has not started, reporting whether it did so.
+	Stop() bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Controller runs a ReconcileFunc over a workqueue fed by informers.
 type Controller struct {
 	opts      Options
 	reconcile ReconcileFunc
 	queue     workqueue.TypedRateLimitingInterface[string]
+	delayed   *delayedAdds
 	logger    *slog.Logger
 
 	mu      sync.Mutex
@@ -84,7 +106,10 @@ func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
 	if opts.OnPanic == nil {
 		opts.OnPanic = func(r any) { panic(r) }
 	}
-	return &Controller{
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	c := &Controller{
 		opts:      opts,
 		reconcile: reconcile,
 		logger:    opts.Logger.With("controller", opts.Name),
@@ -92,7 +117,9 @@ func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
 			Name:            opts.Name,
 			MetricsProvider: opts.Metrics.workqueue,
 		}),
-	}, nil
+	}
+	c.delayed = newDelayedAdds(opts.Clock, c.queue.Add)
+	return c, nil
 }
 
 // Informer is what Watch needs of an informer: handler registration and its store.
@@ -168,6 +195,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Go(func() { c.resyncLoop(ctx) })
 	}
 	<-ctx.Done()
+	c.delayed.stop()
 	c.queue.ShutDown()
 	wg.Wait()
 	c.logger.Info("stopped controller")
@@ -229,23 +257,25 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	start := time.Now()
 	result, panicked, err := c.reconcileSafely(WithLogger(ctx, logger), key, logger)
 	c.opts.Metrics.duration.WithLabelValues(c.opts.Name).Observe(time.Since(start).Seconds())
+	// Each outcome is counted once it has been acted upon, so a count seen by a test
+	// means the key's next add is already arranged.
 	switch {
 	case panicked:
-		c.count(ResultPanic)
 		c.queue.AddRateLimited(key)
+		c.count(ResultPanic)
 	case err != nil:
-		c.count(ResultError)
 		logger.Error("reconcile failed; retrying with backoff", "error", err, "retries", c.queue.NumRequeues(key))
 		c.queue.AddRateLimited(key)
+		c.count(ResultError)
 	case result.RequeueAfter > 0:
-		c.count(ResultRequeue)
 		c.queue.Forget(key)
 		// Not the queue's AddAfter: client-go counts that as a retry, and an expected
 		// wait must leave the retry metrics (and the hot-loop alert) quiet.
-		time.AfterFunc(result.RequeueAfter, func() { c.queue.Add(key) })
+		c.delayed.after(key, result.RequeueAfter)
+		c.count(ResultRequeue)
 	default:
-		c.count(ResultSuccess)
 		c.queue.Forget(key)
+		c.count(ResultSuccess)
 	}
 	return true
 }

@@ -247,3 +247,119 @@ func TestRunAllStopsTogether(t *testing.T) {
 		t.Fatal("RunAll did not return after ctx ended")
 	}
 }
+
+// fakeClock is a Clock whose timers fire only when the test says so, synchronously.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	clock   *fakeClock
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+// advance moves the clock without firing anything.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// fireNext moves the clock to the earliest live timer due by until and runs it; false
+// when there is none.
+func (c *fakeClock) fireNext(until time.Time) bool {
+	c.mu.Lock()
+	var next *fakeTimer
+	for _, t := range c.timers {
+		if !t.stopped && !t.at.After(until) && (next == nil || t.at.Before(next.at)) {
+			next = t
+		}
+	}
+	if next == nil {
+		c.mu.Unlock()
+		return false
+	}
+	next.stopped = true
+	if next.at.After(c.now) {
+		c.now = next.at
+	}
+	c.mu.Unlock()
+	next.f()
+	return true
+}
+
+// pending counts the timers that have neither fired nor been stopped.
+func (c *fakeClock) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if !t.stopped {
+			n++
+		}
+	}
+	return n
+}
+
+// A key that keeps asking to be looked at later is queued once however many events
+// arrive: over three waits, ten events cost ten reconciles plus one per wait, not a loop
+// of their own each (finding 3 of issue 14: 10 events became 89 reconciles in 2 s).
+func TestRequeueAfterKeepsOneTimerPerKey(t *testing.T) {
+	const (
+		events = 10
+		wait   = time.Minute
+		window = 3 * wait
+	)
+	clk := newFakeClock()
+	h := newHarness(t, Options{Clock: clk}, func(context.Context, string) (Result, error) {
+		return Result{RequeueAfter: wait}, nil
+	})
+	h.run(t)
+	start := clk.Now()
+	for i := range events {
+		h.ctrl.Enqueue("k")
+		require.Eventually(t, func() bool { return h.reconciles(ResultRequeue) == float64(i+1) }, 5*time.Second, time.Millisecond)
+		clk.advance(wait / (2 * events)) // the events spread over the first half of a wait
+	}
+	assert.Equal(t, 1, clk.pending(), "one pending requeue for the key")
+
+	for {
+		before := h.reconciles(ResultRequeue)
+		if !clk.fireNext(start.Add(window)) {
+			break
+		}
+		require.Eventually(t, func() bool { return h.reconciles(ResultRequeue) == before+1 }, 5*time.Second, time.Millisecond)
+	}
+	assert.LessOrEqual(t, h.reconciles(ResultRequeue), float64(events+int(window/wait)),
+		"one reconcile per event and one per wait")
+	assert.Equal(t, 1, clk.pending(), "still one pending requeue")
+	assert.Zero(t, h.retries(), "an expected wait is not a retry")
+}
