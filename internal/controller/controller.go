@@ -43,8 +43,11 @@ type Options struct {
 	RateLimiter  workqueue.TypedRateLimiter[string]
 	Metrics      *Metrics
 	Logger       *slog.Logger
-	// OnPanic runs after a reconcile's panic has been counted and logged. The default
-	// crashes the process: a controller in an unknown state restarts with fresh caches.
+	// OnPanic runs after a reconcile's panic has been recovered, counted and logged with
+	// its stack. When it returns, the key is retried with backoff, as controller-runtime
+	// does by default: the process stays up, so the panic counter is scraped and
+	// ControllerPanic can fire, and one bad document does not crash-loop every replica.
+	// nil does nothing more; CrashOnPanic opts in to crashing instead.
 	OnPanic func(recovered any)
 	// Clock times requeue-after waits; nil is the real clock. Tests pass a fake one to
 	// step through waits without sleeping.
@@ -63,6 +66,11 @@ type Timer interface {
 	// Stop prevents the call if it has not started, reporting whether it did so.
 	Stop() bool
 }
+
+// CrashOnPanic is an OnPanic policy that re-panics, crashing the process, for a
+// controller that must not carry on in whatever state the panic left behind. The panic
+// has been counted by then, but only a scrape that lands before the crash sees it.
+func CrashOnPanic(recovered any) { panic(recovered) }
 
 type realClock struct{}
 
@@ -104,7 +112,7 @@ func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.OnPanic == nil {
-		opts.OnPanic = func(r any) { panic(r) }
+		opts.OnPanic = func(any) {}
 	}
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
@@ -289,7 +297,7 @@ func (c *Controller) reconcileSafely(ctx context.Context, key string, logger *sl
 		if r := recover(); r != nil {
 			panicked = true
 			c.opts.Metrics.panics.WithLabelValues(c.opts.Name).Inc()
-			logger.Error("reconcile panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			logger.Error("reconcile panicked; retrying with backoff", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			c.opts.OnPanic(r)
 		}
 	}()

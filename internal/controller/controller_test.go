@@ -133,8 +133,9 @@ func TestPanicIsCountedThenHandedToPolicy(t *testing.T) {
 	assert.Contains(t, h.logs.String(), "reconcile panicked")
 }
 
-func TestDefaultPanicPolicyCrashes(t *testing.T) {
-	h := newHarness(t, Options{}, func(context.Context, string) (Result, error) { panic("boom") })
+// CrashOnPanic is the opt-in to crash: the panic is counted, then raised again.
+func TestCrashOnPanicRePanics(t *testing.T) {
+	h := newHarness(t, Options{OnPanic: CrashOnPanic}, func(context.Context, string) (Result, error) { panic("boom") })
 	assert.PanicsWithValue(t, "boom", func() {
 		_, _, _ = h.ctrl.reconcileSafely(context.Background(), "k", slog.New(slog.DiscardHandler))
 	})
@@ -362,4 +363,31 @@ func TestRequeueAfterKeepsOneTimerPerKey(t *testing.T) {
 		"one reconcile per event and one per wait")
 	assert.Equal(t, 1, clk.pending(), "still one pending requeue")
 	assert.Zero(t, h.retries(), "an expected wait is not a retry")
+}
+
+// By default a panicking reconcile is recovered, counted, logged with its stack and
+// retried with backoff, and the controller keeps running: the process lives to be
+// scraped, so ControllerPanic can see the counter (finding 9 of issue 14).
+func TestDefaultPanicPolicyRecoversAndRetries(t *testing.T) {
+	var calls atomic.Int32
+	h := newHarness(t, Options{}, func(ctx context.Context, key string) (Result, error) {
+		if key == "bad" && calls.Add(1) == 1 {
+			panic("boom")
+		}
+		return Result{}, nil
+	})
+	h.run(t)
+	h.ctrl.Enqueue("bad")
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond, "the key is retried")
+	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.panics.WithLabelValues("test")))
+	assert.Equal(t, 1.0, h.reconciles(ResultPanic))
+	assert.Equal(t, 1.0, h.retries(), "a panic is retried with backoff")
+
+	h.ctrl.Enqueue("other")
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 2 }, 5*time.Second, time.Millisecond, "the controller keeps running")
+
+	logs := h.logs.String()
+	assert.Contains(t, logs, "reconcile panicked")
+	assert.Contains(t, logs, `"resourceID":"bad"`)
+	assert.Contains(t, logs, "TestDefaultPanicPolicyRecoversAndRetries", "the stack is logged")
 }
