@@ -20,6 +20,13 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 )
 
+// DefaultReconcileTimeout bounds one reconcile. It is a backstop for a remote call
+// that hangs, not a budget to plan for: it is well above the worst case of what a
+// reconcile does (a Cosmos read that the SDK retries, five tries of
+// cosmos.DefaultTryTimeout with its 1 s pauses, about 54 s; a write, 10 s; a Cluster
+// Service call, clusterservice.DefaultTimeout), so a reconcile that reaches it is stuck.
+const DefaultReconcileTimeout = 2 * time.Minute
+
 // Result tells the worker what to do with a key after a successful reconcile.
 type Result struct {
 	// RequeueAfter schedules the key again after an expected wait (no capacity yet,
@@ -49,6 +56,10 @@ type Options struct {
 	// ControllerPanic can fire, and one bad document does not crash-loop every replica.
 	// nil does nothing more; CrashOnPanic opts in to crashing instead.
 	OnPanic func(recovered any)
+	// ReconcileTimeout bounds each reconcile: its ctx ends then, and a reconcile cut
+	// short returns the ctx error and is retried with backoff. 0 is
+	// DefaultReconcileTimeout.
+	ReconcileTimeout time.Duration
 	// Clock times requeue-after waits; nil is the real clock. Tests pass a fake one to
 	// step through waits without sleeping.
 	Clock Clock
@@ -116,6 +127,9 @@ func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
+	}
+	if opts.ReconcileTimeout <= 0 {
+		opts.ReconcileTimeout = DefaultReconcileTimeout
 	}
 	c := &Controller{
 		opts:      opts,
@@ -263,7 +277,12 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	logger := c.logger.With("resourceID", key)
 	start := time.Now()
-	result, panicked, err := c.reconcileSafely(WithLogger(ctx, logger), key, logger)
+	// The deadline frees a worker stuck on a call that never answers; the reconcile
+	// returns its ctx error and goes back through the rate limiter like any failure.
+	rctx, cancel := context.WithTimeout(WithLogger(ctx, logger), c.opts.ReconcileTimeout)
+	result, panicked, err := c.reconcileSafely(rctx, key, logger)
+	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
+	cancel()
 	c.opts.Metrics.duration.WithLabelValues(c.opts.Name).Observe(time.Since(start).Seconds())
 	// Each outcome is counted once it has been acted upon, so a count seen by a test
 	// means the key's next add is already arranged.
@@ -271,6 +290,11 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	case panicked:
 		c.queue.AddRateLimited(key)
 		c.count(ResultPanic)
+	case err != nil && timedOut:
+		logger.Error("reconcile exceeded its deadline; retrying with backoff", "error", err,
+			"timeout", c.opts.ReconcileTimeout, "retries", c.queue.NumRequeues(key))
+		c.queue.AddRateLimited(key)
+		c.count(ResultError)
 	case err != nil:
 		logger.Error("reconcile failed; retrying with backoff", "error", err, "retries", c.queue.NumRequeues(key))
 		c.queue.AddRateLimited(key)

@@ -391,3 +391,44 @@ func TestDefaultPanicPolicyRecoversAndRetries(t *testing.T) {
 	assert.Contains(t, logs, `"resourceID":"bad"`)
 	assert.Contains(t, logs, "TestDefaultPanicPolicyRecoversAndRetries", "the stack is logged")
 }
+
+// Every reconcile runs under a deadline: one that blocks on its ctx is cut there, fails
+// with the ctx error and is retried with backoff (finding 5 of issue 14).
+func TestReconcileIsCutAtItsDeadline(t *testing.T) {
+	const timeout = 20 * time.Millisecond
+	type call struct {
+		deadline bool
+		took     time.Duration
+		err      error
+	}
+	calls := make(chan call, 2)
+	var n atomic.Int32
+	h := newHarness(t, Options{ReconcileTimeout: timeout}, func(ctx context.Context, key string) (Result, error) {
+		_, hasDeadline := ctx.Deadline()
+		if n.Add(1) > 1 {
+			calls <- call{deadline: hasDeadline}
+			return Result{}, nil
+		}
+		start := time.Now()
+		<-ctx.Done() // a remote call that never answers
+		calls <- call{deadline: hasDeadline, took: time.Since(start), err: ctx.Err()}
+		return Result{}, fmt.Errorf("reading the cluster: %w", ctx.Err())
+	})
+	h.run(t)
+	h.ctrl.Enqueue("k")
+	var first call
+	select {
+	case first = <-calls:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the blocked reconcile was never cut")
+	}
+	assert.True(t, first.deadline, "the reconcile's ctx has a deadline")
+	assert.ErrorIs(t, first.err, context.DeadlineExceeded)
+	assert.GreaterOrEqual(t, first.took, timeout)
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond, "retried")
+	assert.True(t, (<-calls).deadline, "the retry runs under a deadline too")
+	assert.Equal(t, 1.0, h.reconciles(ResultError))
+	assert.Equal(t, 1.0, h.retries(), "a timed-out reconcile is retried with backoff")
+	assert.Contains(t, h.logs.String(), "reconcile exceeded its deadline")
+	assert.Contains(t, h.logs.String(), "deadline exceeded", "the error is logged")
+}
