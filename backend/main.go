@@ -92,6 +92,7 @@ func (c *config) validate() error {
 	if c.clusterService.URL == "" {
 		errs = append(errs, errors.New("--clusters-service-url is required"))
 	}
+	errs = append(errs, c.cosmos.Validate(), c.clusterService.Validate())
 	errs = append(errs, c.placement.Validate())
 	errs = append(errs, c.controllers.Validate(controllers.Definitions()))
 	return errors.Join(errs...)

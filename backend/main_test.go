@@ -17,6 +17,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
 	"github.com/hcpsched/hcpsched/internal/informers"
@@ -48,6 +49,11 @@ func TestFlagDefaults(t *testing.T) {
 	}
 	assert.Equal(t, controllers.DefaultPlacementObservationInterval,
 		cfg.controllers[controllers.ManagementClusterPlacementSyncName].RequeueAfter)
+	assert.Equal(t, cosmos.DefaultTryTimeout, cfg.cosmos.TryTimeout)
+	assert.Equal(t, clusterservice.DefaultTimeout, cfg.clusterService.Timeout)
+	for name, s := range cfg.controllers {
+		assert.Equal(t, controller.DefaultReconcileTimeout, s.ReconcileTimeout, name)
+	}
 
 	// Every flag has its environment variable and a documented default.
 	fs, _ := newFlagSet(io.Discard)
@@ -107,6 +113,7 @@ func TestFlagValidation(t *testing.T) {
 		"--pending-cluster-service-id-assign-workers=0",
 		"--management-cluster-placement-sync-requeue-after=0s",
 		"--cluster-service-create-resync-period=-1s",
+		"--reconcile-timeout=0s", "--cosmos-try-timeout=0s", "--clusters-service-timeout=-1s",
 	}, nil)
 	require.NoError(t, err)
 	err = cfg.validate()
@@ -117,6 +124,9 @@ func TestFlagValidation(t *testing.T) {
 		"--pending-cluster-service-id-assign-workers must be at least 1",
 		"--management-cluster-placement-sync-requeue-after must be positive",
 		"--cluster-service-create-resync-period must not be negative",
+		"--reconcile-timeout must be positive",
+		"--cosmos-try-timeout must be positive",
+		"--clusters-service-timeout must be positive",
 	} {
 		assert.Contains(t, err.Error(), want)
 	}

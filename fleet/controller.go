@@ -19,6 +19,7 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/capacity"
 	"github.com/hcpsched/hcpsched/fleet/controllers"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/process"
@@ -47,6 +48,7 @@ type controllerFlags struct {
 	region               string
 	workers              int
 	resyncPeriod         time.Duration
+	reconcileTimeout     time.Duration
 	capacityPollInterval time.Duration
 	scaleCeilingInterval time.Duration
 	agentPoolSource      string
@@ -60,6 +62,7 @@ func parseControllerFlags(args []string, stderr io.Writer, lookup process.Lookup
 		shell:                process.NewOptions(component),
 		workers:              controllers.DefaultWorkers,
 		resyncPeriod:         controllers.DefaultResyncPeriod,
+		reconcileTimeout:     controller.DefaultReconcileTimeout,
 		capacityPollInterval: controllers.DefaultCapacityPollInterval,
 		scaleCeilingInterval: controllers.DefaultScaleCeilingInterval,
 		agentPoolSource:      DefaultAgentPoolSource,
@@ -74,6 +77,7 @@ func parseControllerFlags(args []string, stderr io.Writer, lookup process.Lookup
 	fs.StringVar(&f.region, "region", "", "Azure region the management clusters are in; Cluster Service provision shards are created in it (required)")
 	fs.IntVar(&f.workers, "workers", f.workers, "Workers per controller")
 	fs.DurationVar(&f.resyncPeriod, "resync-period", f.resyncPeriod, "How often the registration, lifecycle and ReadDesire controllers revisit every management cluster")
+	fs.DurationVar(&f.reconcileTimeout, "reconcile-timeout", f.reconcileTimeout, "How long one reconcile of any controller may take; a reconcile that reaches it is cut short and retried with backoff")
 	fs.DurationVar(&f.capacityPollInterval, "capacity-poll-interval", f.capacityPollInterval, "How often each management cluster's capacity ReadDesire is point-read and mirrored")
 	fs.DurationVar(&f.scaleCeilingInterval, "scale-ceiling-interval", f.scaleCeilingInterval, "How often each management cluster's scale ceiling is recomputed from its agent pools")
 	fs.StringVar(&f.agentPoolSource, "agent-pool-source", f.agentPoolSource, "Where agent pools come from: arm (the Azure SDK with the default credential chain) or static (--agent-pool-file)")
@@ -103,8 +107,10 @@ func (f controllerFlags) validate() error {
 	if f.workers < 1 {
 		errs = append(errs, fmt.Errorf("--workers must be at least 1, got %d", f.workers))
 	}
+	errs = append(errs, f.cosmos.Validate(), f.clusterService.Validate())
 	for name, d := range map[string]time.Duration{
 		"--resync-period": f.resyncPeriod, "--capacity-poll-interval": f.capacityPollInterval, "--scale-ceiling-interval": f.scaleCeilingInterval,
+		"--reconcile-timeout": f.reconcileTimeout,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
@@ -177,6 +183,7 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 		Region:               f.region,
 		Workers:              f.workers,
 		ResyncPeriod:         f.resyncPeriod,
+		ReconcileTimeout:     f.reconcileTimeout,
 		CapacityPollInterval: f.capacityPollInterval,
 		ScaleCeilingInterval: f.scaleCeilingInterval,
 		Registerer:           reg,

@@ -20,6 +20,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
@@ -54,6 +55,9 @@ func TestControllerFlagDefaults(t *testing.T) {
 	assert.Equal(t, controllers.DefaultResyncPeriod, f.resyncPeriod)
 	assert.Equal(t, controllers.DefaultCapacityPollInterval, f.capacityPollInterval)
 	assert.Equal(t, controllers.DefaultScaleCeilingInterval, f.scaleCeilingInterval)
+	assert.Equal(t, controller.DefaultReconcileTimeout, f.reconcileTimeout)
+	assert.Equal(t, cosmos.DefaultTryTimeout, f.cosmos.TryTimeout)
+	assert.Equal(t, clusterservice.DefaultTimeout, f.clusterService.Timeout)
 	assert.Equal(t, DefaultAgentPoolSource, f.agentPoolSource)
 	assert.Equal(t, DefaultAzureCloud, f.azureCloud)
 	assert.Equal(t, cosmos.DefaultDatabase, f.cosmos.Database)
@@ -92,6 +96,7 @@ func TestControllerFlagValidation(t *testing.T) {
 	_, err := parseControllerFlags([]string{
 		"--cosmos-endpoint=https://example", "--clusters-service-url=http://cs", "--region=westus3",
 		"--workers=0", "--capacity-poll-interval=0s", "--agent-pool-source=static", "--azure-cloud=Mars",
+		"--reconcile-timeout=0s", "--cosmos-try-timeout=0s", "--clusters-service-timeout=-1s",
 	}, io.Discard, env(nil))
 	require.Error(t, err)
 	for _, want := range []string{
@@ -99,6 +104,9 @@ func TestControllerFlagValidation(t *testing.T) {
 		"--capacity-poll-interval must be positive",
 		"--agent-pool-file is required with --agent-pool-source=static",
 		"--azure-cloud must be",
+		"--reconcile-timeout must be positive",
+		"--cosmos-try-timeout must be positive",
+		"--clusters-service-timeout must be positive",
 	} {
 		assert.ErrorContains(t, err, want)
 	}

@@ -49,6 +49,9 @@ type Settings struct {
 	// RequeueAfter is how long an expected wait lasts before the controller looks
 	// again. Only controllers with such a wait have a default for it.
 	RequeueAfter time.Duration
+	// ReconcileTimeout bounds each reconcile (see controller.Options); 0 is the
+	// framework's default.
+	ReconcileTimeout time.Duration
 }
 
 // Informers are the caches the backend's controllers share.
@@ -115,45 +118,47 @@ func Definitions() []Definition {
 		{
 			Name:       CreateServiceProviderClusterName,
 			FlagPrefix: "create-service-provider-cluster",
-			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod},
+			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
 			New:        NewCreateServiceProviderCluster,
 		},
 		{
 			Name:       PendingClusterServiceIDAssignName,
 			FlagPrefix: "pending-cluster-service-id-assign",
-			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod},
+			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
 			New:        NewPendingClusterServiceIDAssign,
 		},
 		{
 			Name:       PlacementName,
 			FlagPrefix: "placement",
 			Defaults: Settings{
-				Workers:      DefaultPlacementWorkers,
-				ResyncPeriod: DefaultResyncPeriod,
-				RequeueAfter: DefaultPlacementRequeueAfter,
+				Workers:          DefaultPlacementWorkers,
+				ResyncPeriod:     DefaultResyncPeriod,
+				RequeueAfter:     DefaultPlacementRequeueAfter,
+				ReconcileTimeout: controller.DefaultReconcileTimeout,
 			},
 			New: NewPlacement,
 		},
 		{
 			Name:       ClusterServiceCreateName,
 			FlagPrefix: "cluster-service-create",
-			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod},
+			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
 			New:        NewClusterServiceCreate,
 		},
 		{
 			Name:       ManagementClusterPlacementSyncName,
 			FlagPrefix: "management-cluster-placement-sync",
 			Defaults: Settings{
-				Workers:      DefaultWorkers,
-				ResyncPeriod: DefaultResyncPeriod,
-				RequeueAfter: DefaultPlacementObservationInterval,
+				Workers:          DefaultWorkers,
+				ResyncPeriod:     DefaultResyncPeriod,
+				RequeueAfter:     DefaultPlacementObservationInterval,
+				ReconcileTimeout: controller.DefaultReconcileTimeout,
 			},
 			New: NewManagementClusterPlacementSync,
 		},
 		{
 			Name:       PendingCleanupName,
 			FlagPrefix: "pending-cleanup",
-			Defaults:   Settings{Workers: DefaultPendingCleanupWorkers, ResyncPeriod: DefaultPendingCleanupResyncPeriod},
+			Defaults:   Settings{Workers: DefaultPendingCleanupWorkers, ResyncPeriod: DefaultPendingCleanupResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
 			New:        NewPendingCleanup,
 		},
 	}
@@ -189,11 +194,12 @@ func newClusterKeyed(d Deps, name string, s Settings, reconcile controller.Recon
 // by every event of the given informers through the object's ancestor of that type.
 func newKeyed(d Deps, name string, s Settings, keyType string, reconcile controller.ReconcileFunc, watch ...controller.Informer) (*controller.Controller, error) {
 	opts := controller.Options{
-		Name:         name,
-		Workers:      s.Workers,
-		ResyncPeriod: s.ResyncPeriod,
-		Metrics:      d.Metrics,
-		Logger:       d.Logger,
+		Name:             name,
+		Workers:          s.Workers,
+		ResyncPeriod:     s.ResyncPeriod,
+		ReconcileTimeout: s.ReconcileTimeout,
+		Metrics:          d.Metrics,
+		Logger:           d.Logger,
 	}
 	if d.RateLimiter != nil {
 		opts.RateLimiter = d.RateLimiter()

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
+
+	"github.com/hcpsched/hcpsched/internal/controller"
 )
 
 // Config holds each controller's settings by controller name; AddFlags binds it.
@@ -12,9 +15,14 @@ type Config map[string]*Settings
 // AddFlags registers, for every definition, --<prefix>-workers and
 // --<prefix>-resync-period, plus --<prefix>-requeue-after for a controller that has an
 // expected wait, defaulting to the definition's defaults. Placement's definitions get
-// their flags the same way once they are listed.
+// their flags the same way once they are listed. One --reconcile-timeout sets the
+// deadline of every controller's reconciles.
 func AddFlags(fs *flag.FlagSet, defs []Definition) Config {
 	cfg := Config{}
+	fs.Var(&reconcileTimeout{value: controller.DefaultReconcileTimeout, cfg: cfg}, "reconcile-timeout",
+		// The back-quoted word names the type in -help and docs/configuration.md, which
+		// cannot tell it from a custom flag.Value otherwise.
+		"How long one reconcile of any controller may take (a `duration`); a reconcile that reaches it is cut short and retried with backoff.")
 	for _, def := range defs {
 		s := def.Defaults
 		cfg[def.Name] = &s
@@ -30,9 +38,42 @@ func AddFlags(fs *flag.FlagSet, defs []Definition) Config {
 	return cfg
 }
 
+// reconcileTimeout is --reconcile-timeout: one value, written into every controller's
+// Settings. A deadline is a property of the process's remote calls, not of a controller,
+// so one flag rather than one per controller.
+type reconcileTimeout struct {
+	value time.Duration
+	cfg   Config
+}
+
+func (r *reconcileTimeout) String() string {
+	if r == nil {
+		return ""
+	}
+	return r.value.String()
+}
+
+func (r *reconcileTimeout) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	r.value = d
+	for _, s := range r.cfg {
+		s.ReconcileTimeout = d
+	}
+	return nil
+}
+
 // Validate reports every invalid setting at once, naming its flag.
 func (c Config) Validate(defs []Definition) error {
 	var errs []error
+	for _, def := range defs {
+		if s := c[def.Name]; s != nil && s.ReconcileTimeout <= 0 {
+			errs = append(errs, fmt.Errorf("--reconcile-timeout must be positive, got %s", s.ReconcileTimeout))
+			break
+		}
+	}
 	for _, def := range defs {
 		s := c[def.Name]
 		if s == nil {

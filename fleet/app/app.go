@@ -28,9 +28,11 @@ type Config struct {
 	AgentPools     agentpools.Source
 	VMSizes        capacity.VMSizes
 	// Region is where provision shards are created.
-	Region               string
-	Workers              int
-	ResyncPeriod         time.Duration
+	Region       string
+	Workers      int
+	ResyncPeriod time.Duration
+	// ReconcileTimeout bounds each reconcile; 0 is controller.DefaultReconcileTimeout.
+	ReconcileTimeout     time.Duration
 	CapacityPollInterval time.Duration
 	ScaleCeilingInterval time.Duration
 	Registerer           prometheus.Registerer
@@ -72,7 +74,7 @@ func New(cfg Config) (process.App, error) {
 		{controllers.NewCapacityReporting(inf, cfg.Store, cfg.CapacityPollInterval), controllers.CapacityReportingControllerName, 0},
 		{controllers.NewScaleCeiling(inf, cfg.Store, cfg.AgentPools, cfg.VMSizes, cfg.ScaleCeilingInterval), controllers.ScaleCeilingControllerName, 0},
 	} {
-		c, err := b.Controller(controller.Options{Name: b.name, Workers: cfg.Workers, ResyncPeriod: b.resync, Metrics: metrics, Logger: cfg.Logger})
+		c, err := b.Controller(controller.Options{Name: b.name, Workers: cfg.Workers, ResyncPeriod: b.resync, ReconcileTimeout: cfg.ReconcileTimeout, Metrics: metrics, Logger: cfg.Logger})
 		if err != nil {
 			return process.App{}, fmt.Errorf("building %s: %w", b.name, err)
 		}

@@ -93,6 +93,10 @@ type Config struct {
 	RetryInterval  time.Duration
 	DisableRetries bool
 
+	// Timeout bounds each request, token requests and the SDK's retries included; 0 is
+	// DefaultTimeout.
+	Timeout time.Duration
+
 	// MetricsSubsystem, when set, makes the SDK export request metrics under that
 	// subsystem to MetricsRegisterer (prometheus.DefaultRegisterer if nil).
 	MetricsSubsystem  string
@@ -106,8 +110,9 @@ type Config struct {
 
 // Client talks to CS through the OCM SDK connection.
 type Client struct {
-	conn *sdk.Connection
-	api  *arohcp.Client
+	conn    *sdk.Connection
+	api     *arohcp.Client
+	timeout time.Duration
 }
 
 // New connects to CS. No request is sent until a method is called.
@@ -157,11 +162,16 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Agent != "" {
 		b.Agent(cfg.Agent)
 	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	b.TransportWrapper(connectionTimeouts(timeout))
 	conn, err := b.BuildContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("cluster service: connect to %s: %w", cfg.URL, err)
 	}
-	return &Client{conn: conn, api: conn.AroHCP().V1alpha1()}, nil
+	return &Client{conn: conn, api: conn.AroHCP().V1alpha1(), timeout: timeout}, nil
 }
 
 // Close releases the connection's idle sockets and token refresher.
@@ -193,7 +203,9 @@ func (c *Client) CreatePinnedCluster(ctx context.Context, cluster *arohcp.Cluste
 	if err != nil {
 		return nil, fmt.Errorf("create cluster %s: build body: %w", id, err)
 	}
-	resp, err := c.api.Clusters().Add().Body(body).SendContext(ctx)
+	reqCtx, cancel := c.withTimeout(ctx)
+	resp, err := c.api.Clusters().Add().Body(body).SendContext(reqCtx)
+	cancel()
 	if err := checkResponse(resp, err); err != nil {
 		return nil, fmt.Errorf("create cluster %s on shard %s: %w", id, shardID, err)
 	}
@@ -211,7 +223,9 @@ func (c *Client) GetCluster(ctx context.Context, id string) (*arohcp.Cluster, er
 	if err := ValidateClusterReference(id); err != nil {
 		return nil, fmt.Errorf("get cluster: %w", err)
 	}
-	resp, err := c.api.Clusters().Cluster(id).Get().SendContext(ctx)
+	reqCtx, cancel := c.withTimeout(ctx)
+	resp, err := c.api.Clusters().Cluster(id).Get().SendContext(reqCtx)
+	cancel()
 	if err := checkResponse(resp, err); err != nil {
 		return nil, fmt.Errorf("get cluster %s: %w", id, err)
 	}
@@ -229,7 +243,9 @@ func (c *Client) GetClusterProvisionShard(ctx context.Context, clusterID string)
 	if err := ValidateClusterReference(clusterID); err != nil {
 		return Placement{}, fmt.Errorf("get provision shard of cluster: %w", err)
 	}
-	resp, err := c.api.Clusters().Cluster(clusterID).ProvisionShard().Get().SendContext(ctx)
+	reqCtx, cancel := c.withTimeout(ctx)
+	resp, err := c.api.Clusters().Cluster(clusterID).ProvisionShard().Get().SendContext(reqCtx)
+	cancel()
 	if err := checkResponse(resp, err); err != nil {
 		return Placement{}, fmt.Errorf("get provision shard of cluster %s: %w", clusterID, err)
 	}
@@ -256,7 +272,9 @@ func (c *Client) SearchClusters(ctx context.Context, identity AzureIdentity) ([]
 	}
 	var out []*arohcp.Cluster
 	for page := 1; ; page++ {
-		resp, err := c.api.Clusters().List().Search(expr).Page(page).Size(listPageSize).SendContext(ctx)
+		reqCtx, cancel := c.withTimeout(ctx)
+		resp, err := c.api.Clusters().List().Search(expr).Page(page).Size(listPageSize).SendContext(reqCtx)
+		cancel()
 		if err := checkResponse(resp, err); err != nil {
 			return nil, fmt.Errorf("search clusters (%s) page %d: %w", expr, page, err)
 		}
@@ -302,7 +320,9 @@ func (c *Client) listShards(ctx context.Context, expr string) ([]*arohcp.Provisi
 		if expr != "" {
 			req.Search(expr)
 		}
-		resp, err := req.SendContext(ctx)
+		reqCtx, cancel := c.withTimeout(ctx)
+		resp, err := req.SendContext(reqCtx)
+		cancel()
 		if err := checkResponse(resp, err); err != nil {
 			return nil, fmt.Errorf("page %d: %w", page, err)
 		}
@@ -341,7 +361,9 @@ func (c *Client) GetProvisionShard(ctx context.Context, id string) (*arohcp.Prov
 	if err := ValidateShardID(id); err != nil {
 		return nil, fmt.Errorf("get provision shard: %w", err)
 	}
-	resp, err := c.api.ProvisionShards().ProvisionShard(id).Get().SendContext(ctx)
+	reqCtx, cancel := c.withTimeout(ctx)
+	resp, err := c.api.ProvisionShards().ProvisionShard(id).Get().SendContext(reqCtx)
+	cancel()
 	if err := checkResponse(resp, err); err != nil {
 		return nil, fmt.Errorf("get provision shard %s: %w", id, err)
 	}
@@ -361,7 +383,9 @@ func (c *Client) CreateProvisionShard(ctx context.Context, shard *arohcp.Provisi
 		return nil, errors.New("create provision shard: no shard given")
 	}
 	aks := shard.AzureShard().AksManagementClusterResourceId()
-	resp, err := c.api.ProvisionShards().Add().Body(shard).SendContext(ctx)
+	reqCtx, cancel := c.withTimeout(ctx)
+	resp, err := c.api.ProvisionShards().Add().Body(shard).SendContext(reqCtx)
+	cancel()
 	if err := checkResponse(resp, err); err != nil {
 		return nil, fmt.Errorf("create provision shard for %s: %w", aks, err)
 	}
@@ -386,7 +410,9 @@ func (c *Client) SetProvisionShardStatus(ctx context.Context, id, status string)
 	if err != nil {
 		return nil, fmt.Errorf("set provision shard %s status: build body: %w", id, err)
 	}
-	resp, err := c.api.ProvisionShards().ProvisionShard(id).Update().Body(patch).SendContext(ctx)
+	reqCtx, cancel := c.withTimeout(ctx)
+	resp, err := c.api.ProvisionShards().ProvisionShard(id).Update().Body(patch).SendContext(reqCtx)
+	cancel()
 	if err := checkResponse(resp, err); err != nil {
 		return nil, fmt.Errorf("set provision shard %s status to %s: %w", id, status, err)
 	}

@@ -1,6 +1,9 @@
 package clusterservice
 
-import "flag"
+import (
+	"flag"
+	"fmt"
+)
 
 // AddFlags registers the Cluster Service connection flags on fs, filling cfg. Secrets
 // are better passed through their environment variables than on the command line.
@@ -11,4 +14,17 @@ func AddFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.ClientSecret, "clusters-service-client-secret", cfg.ClientSecret, "Client-credentials secret for Cluster Service")
 	fs.StringVar(&cfg.TokenURL, "clusters-service-token-url", cfg.TokenURL, "Token endpoint for the client-credentials grant")
 	fs.BoolVar(&cfg.Insecure, "clusters-service-insecure", cfg.Insecure, "Skip TLS verification of Cluster Service (development only)")
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	fs.DurationVar(&cfg.Timeout, "clusters-service-timeout", cfg.Timeout,
+		"Deadline of each Cluster Service request, its token request and the SDK's retries included")
+}
+
+// Validate reports settings the flags cannot take, naming the flag.
+func (c Config) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--clusters-service-timeout must be positive, got %s", c.Timeout)
+	}
+	return nil
 }

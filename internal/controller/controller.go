@@ -20,6 +20,13 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 )
 
+// DefaultReconcileTimeout bounds one reconcile. It is a backstop for a remote call
+// that hangs, not a budget to plan for: it is well above the worst case of what a
+// reconcile does (a Cosmos read that the SDK retries, five tries of
+// cosmos.DefaultTryTimeout with its 1 s pauses, about 54 s; a write, 10 s; a Cluster
+// Service call, clusterservice.DefaultTimeout), so a reconcile that reaches it is stuck.
+const DefaultReconcileTimeout = 2 * time.Minute
+
 // Result tells the worker what to do with a key after a successful reconcile.
 type Result struct {
 	// RequeueAfter schedules the key again after an expected wait (no capacity yet,
@@ -43,16 +50,50 @@ type Options struct {
 	RateLimiter  workqueue.TypedRateLimiter[string]
 	Metrics      *Metrics
 	Logger       *slog.Logger
-	// OnPanic runs after a reconcile's panic has been counted and logged. The default
-	// crashes the process: a controller in an unknown state restarts with fresh caches.
+	// OnPanic runs after a reconcile's panic has been recovered, counted and logged with
+	// its stack. When it returns, the key is retried with backoff, as controller-runtime
+	// does by default: the process stays up, so the panic counter is scraped and
+	// ControllerPanic can fire, and one bad document does not crash-loop every replica.
+	// nil does nothing more; CrashOnPanic opts in to crashing instead.
 	OnPanic func(recovered any)
+	// ReconcileTimeout bounds each reconcile: its ctx ends then, and a reconcile cut
+	// short returns the ctx error and is retried with backoff. 0 is
+	// DefaultReconcileTimeout.
+	ReconcileTimeout time.Duration
+	// Clock times requeue-after waits; nil is the real clock. Tests pass a fake one to
+	// step through waits without sleeping.
+	Clock Clock
 }
+
+// Clock is the time source of the controller's delayed requeues.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine once d has passed, unless stopped first.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc.
+type Timer interface {
+	// Stop prevents the call if it has not started, reporting whether it did so.
+	Stop() bool
+}
+
+// CrashOnPanic is an OnPanic policy that re-panics, crashing the process, for a
+// controller that must not carry on in whatever state the panic left behind. The panic
+// has been counted by then, but only a scrape that lands before the crash sees it.
+func CrashOnPanic(recovered any) { panic(recovered) }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Controller runs a ReconcileFunc over a workqueue fed by informers.
 type Controller struct {
 	opts      Options
 	reconcile ReconcileFunc
 	queue     workqueue.TypedRateLimitingInterface[string]
+	delayed   *delayedAdds
 	logger    *slog.Logger
 
 	mu      sync.Mutex
@@ -82,9 +123,15 @@ func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.OnPanic == nil {
-		opts.OnPanic = func(r any) { panic(r) }
+		opts.OnPanic = func(any) {}
 	}
-	return &Controller{
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.ReconcileTimeout <= 0 {
+		opts.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	c := &Controller{
 		opts:      opts,
 		reconcile: reconcile,
 		logger:    opts.Logger.With("controller", opts.Name),
@@ -92,7 +139,9 @@ func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
 			Name:            opts.Name,
 			MetricsProvider: opts.Metrics.workqueue,
 		}),
-	}, nil
+	}
+	c.delayed = newDelayedAdds(opts.Clock, c.queue.Add)
+	return c, nil
 }
 
 // Informer is what Watch needs of an informer: handler registration and its store.
@@ -168,6 +217,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Go(func() { c.resyncLoop(ctx) })
 	}
 	<-ctx.Done()
+	c.delayed.stop()
 	c.queue.ShutDown()
 	wg.Wait()
 	c.logger.Info("stopped controller")
@@ -227,25 +277,37 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	logger := c.logger.With("resourceID", key)
 	start := time.Now()
-	result, panicked, err := c.reconcileSafely(WithLogger(ctx, logger), key, logger)
+	// The deadline frees a worker stuck on a call that never answers; the reconcile
+	// returns its ctx error and goes back through the rate limiter like any failure.
+	rctx, cancel := context.WithTimeout(WithLogger(ctx, logger), c.opts.ReconcileTimeout)
+	result, panicked, err := c.reconcileSafely(rctx, key, logger)
+	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
+	cancel()
 	c.opts.Metrics.duration.WithLabelValues(c.opts.Name).Observe(time.Since(start).Seconds())
+	// Each outcome is counted once it has been acted upon, so a count seen by a test
+	// means the key's next add is already arranged.
 	switch {
 	case panicked:
-		c.count(ResultPanic)
 		c.queue.AddRateLimited(key)
-	case err != nil:
+		c.count(ResultPanic)
+	case err != nil && timedOut:
+		logger.Error("reconcile exceeded its deadline; retrying with backoff", "error", err,
+			"timeout", c.opts.ReconcileTimeout, "retries", c.queue.NumRequeues(key))
+		c.queue.AddRateLimited(key)
 		c.count(ResultError)
+	case err != nil:
 		logger.Error("reconcile failed; retrying with backoff", "error", err, "retries", c.queue.NumRequeues(key))
 		c.queue.AddRateLimited(key)
+		c.count(ResultError)
 	case result.RequeueAfter > 0:
-		c.count(ResultRequeue)
 		c.queue.Forget(key)
 		// Not the queue's AddAfter: client-go counts that as a retry, and an expected
 		// wait must leave the retry metrics (and the hot-loop alert) quiet.
-		time.AfterFunc(result.RequeueAfter, func() { c.queue.Add(key) })
+		c.delayed.after(key, result.RequeueAfter)
+		c.count(ResultRequeue)
 	default:
-		c.count(ResultSuccess)
 		c.queue.Forget(key)
+		c.count(ResultSuccess)
 	}
 	return true
 }
@@ -259,7 +321,7 @@ func (c *Controller) reconcileSafely(ctx context.Context, key string, logger *sl
 		if r := recover(); r != nil {
 			panicked = true
 			c.opts.Metrics.panics.WithLabelValues(c.opts.Name).Inc()
-			logger.Error("reconcile panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			logger.Error("reconcile panicked; retrying with backoff", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			c.opts.OnPanic(r)
 		}
 	}()

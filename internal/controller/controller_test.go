@@ -133,8 +133,9 @@ func TestPanicIsCountedThenHandedToPolicy(t *testing.T) {
 	assert.Contains(t, h.logs.String(), "reconcile panicked")
 }
 
-func TestDefaultPanicPolicyCrashes(t *testing.T) {
-	h := newHarness(t, Options{}, func(context.Context, string) (Result, error) { panic("boom") })
+// CrashOnPanic is the opt-in to crash: the panic is counted, then raised again.
+func TestCrashOnPanicRePanics(t *testing.T) {
+	h := newHarness(t, Options{OnPanic: CrashOnPanic}, func(context.Context, string) (Result, error) { panic("boom") })
 	assert.PanicsWithValue(t, "boom", func() {
 		_, _, _ = h.ctrl.reconcileSafely(context.Background(), "k", slog.New(slog.DiscardHandler))
 	})
@@ -246,4 +247,188 @@ func TestRunAllStopsTogether(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("RunAll did not return after ctx ended")
 	}
+}
+
+// fakeClock is a Clock whose timers fire only when the test says so, synchronously.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	clock   *fakeClock
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+// advance moves the clock without firing anything.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// fireNext moves the clock to the earliest live timer due by until and runs it; false
+// when there is none.
+func (c *fakeClock) fireNext(until time.Time) bool {
+	c.mu.Lock()
+	var next *fakeTimer
+	for _, t := range c.timers {
+		if !t.stopped && !t.at.After(until) && (next == nil || t.at.Before(next.at)) {
+			next = t
+		}
+	}
+	if next == nil {
+		c.mu.Unlock()
+		return false
+	}
+	next.stopped = true
+	if next.at.After(c.now) {
+		c.now = next.at
+	}
+	c.mu.Unlock()
+	next.f()
+	return true
+}
+
+// pending counts the timers that have neither fired nor been stopped.
+func (c *fakeClock) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if !t.stopped {
+			n++
+		}
+	}
+	return n
+}
+
+// A key that keeps asking to be looked at later is queued once however many events
+// arrive: over three waits, ten events cost ten reconciles plus one per wait, not a loop
+// of their own each (finding 3 of issue 14: 10 events became 89 reconciles in 2 s).
+func TestRequeueAfterKeepsOneTimerPerKey(t *testing.T) {
+	const (
+		events = 10
+		wait   = time.Minute
+		window = 3 * wait
+	)
+	clk := newFakeClock()
+	h := newHarness(t, Options{Clock: clk}, func(context.Context, string) (Result, error) {
+		return Result{RequeueAfter: wait}, nil
+	})
+	h.run(t)
+	start := clk.Now()
+	for i := range events {
+		h.ctrl.Enqueue("k")
+		require.Eventually(t, func() bool { return h.reconciles(ResultRequeue) == float64(i+1) }, 5*time.Second, time.Millisecond)
+		clk.advance(wait / (2 * events)) // the events spread over the first half of a wait
+	}
+	assert.Equal(t, 1, clk.pending(), "one pending requeue for the key")
+
+	for {
+		before := h.reconciles(ResultRequeue)
+		if !clk.fireNext(start.Add(window)) {
+			break
+		}
+		require.Eventually(t, func() bool { return h.reconciles(ResultRequeue) == before+1 }, 5*time.Second, time.Millisecond)
+	}
+	assert.LessOrEqual(t, h.reconciles(ResultRequeue), float64(events+int(window/wait)),
+		"one reconcile per event and one per wait")
+	assert.Equal(t, 1, clk.pending(), "still one pending requeue")
+	assert.Zero(t, h.retries(), "an expected wait is not a retry")
+}
+
+// By default a panicking reconcile is recovered, counted, logged with its stack and
+// retried with backoff, and the controller keeps running: the process lives to be
+// scraped, so ControllerPanic can see the counter (finding 9 of issue 14).
+func TestDefaultPanicPolicyRecoversAndRetries(t *testing.T) {
+	var calls atomic.Int32
+	h := newHarness(t, Options{}, func(ctx context.Context, key string) (Result, error) {
+		if key == "bad" && calls.Add(1) == 1 {
+			panic("boom")
+		}
+		return Result{}, nil
+	})
+	h.run(t)
+	h.ctrl.Enqueue("bad")
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond, "the key is retried")
+	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.panics.WithLabelValues("test")))
+	assert.Equal(t, 1.0, h.reconciles(ResultPanic))
+	assert.Equal(t, 1.0, h.retries(), "a panic is retried with backoff")
+
+	h.ctrl.Enqueue("other")
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 2 }, 5*time.Second, time.Millisecond, "the controller keeps running")
+
+	logs := h.logs.String()
+	assert.Contains(t, logs, "reconcile panicked")
+	assert.Contains(t, logs, `"resourceID":"bad"`)
+	assert.Contains(t, logs, "TestDefaultPanicPolicyRecoversAndRetries", "the stack is logged")
+}
+
+// Every reconcile runs under a deadline: one that blocks on its ctx is cut there, fails
+// with the ctx error and is retried with backoff (finding 5 of issue 14).
+func TestReconcileIsCutAtItsDeadline(t *testing.T) {
+	const timeout = 20 * time.Millisecond
+	type call struct {
+		deadline bool
+		took     time.Duration
+		err      error
+	}
+	calls := make(chan call, 2)
+	var n atomic.Int32
+	h := newHarness(t, Options{ReconcileTimeout: timeout}, func(ctx context.Context, key string) (Result, error) {
+		_, hasDeadline := ctx.Deadline()
+		if n.Add(1) > 1 {
+			calls <- call{deadline: hasDeadline}
+			return Result{}, nil
+		}
+		start := time.Now()
+		<-ctx.Done() // a remote call that never answers
+		calls <- call{deadline: hasDeadline, took: time.Since(start), err: ctx.Err()}
+		return Result{}, fmt.Errorf("reading the cluster: %w", ctx.Err())
+	})
+	h.run(t)
+	h.ctrl.Enqueue("k")
+	var first call
+	select {
+	case first = <-calls:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the blocked reconcile was never cut")
+	}
+	assert.True(t, first.deadline, "the reconcile's ctx has a deadline")
+	assert.ErrorIs(t, first.err, context.DeadlineExceeded)
+	assert.GreaterOrEqual(t, first.took, timeout)
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 1 }, 5*time.Second, time.Millisecond, "retried")
+	assert.True(t, (<-calls).deadline, "the retry runs under a deadline too")
+	assert.Equal(t, 1.0, h.reconciles(ResultError))
+	assert.Equal(t, 1.0, h.retries(), "a timed-out reconcile is retried with backoff")
+	assert.Contains(t, h.logs.String(), "reconcile exceeded its deadline")
+	assert.Contains(t, h.logs.String(), "deadline exceeded", "the error is logged")
 }

@@ -35,7 +35,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"controller"}),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hcpsched_controller_panics_total",
-			Help: "Panics recovered in reconciles, counted before the process crashes by policy.",
+			Help: "Panics recovered in reconciles; the key is retried with backoff.",
 		}, []string{"controller"}),
 		workqueue: newWorkqueueMetrics(),
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
@@ -29,16 +30,26 @@ type Config struct {
 	// Key selects key authentication. Leave it empty in production: the default
 	// credential chain (workload identity, managed identity, az CLI) is used then.
 	Key string
+	// TryTimeout bounds each HTTP attempt of every call; 0 is DefaultTryTimeout.
+	TryTimeout time.Duration
 	// ClientOptions carries transport and pipeline policies (metrics, retries).
 	ClientOptions azcore.ClientOptions
 }
 
-// NewClient builds an azcosmos client for cfg.
+// NewClient builds an azcosmos client for cfg. Every HTTP attempt it makes is bounded by
+// cfg.TryTimeout (see tryTimeoutPolicy).
 func NewClient(cfg Config) (*azcosmos.Client, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("cosmos: endpoint is required")
 	}
+	tryTimeout := cfg.TryTimeout
+	if tryTimeout <= 0 {
+		tryTimeout = DefaultTryTimeout
+	}
 	opts := &azcosmos.ClientOptions{ClientOptions: cfg.ClientOptions}
+	// First of the per-retry policies, so that the attempt's deadline covers the others
+	// (metrics among them); a fresh slice leaves the caller's options untouched.
+	opts.PerRetryPolicies = append([]policy.Policy{tryTimeoutPolicy{timeout: tryTimeout}}, cfg.ClientOptions.PerRetryPolicies...)
 	if cfg.Key != "" {
 		cred, err := azcosmos.NewKeyCredential(cfg.Key)
 		if err != nil {
@@ -171,6 +182,8 @@ func (c *Container) Create(ctx context.Context, pk string, body []byte) (databas
 	return itemFrom(resp.Value), nil
 }
 
+// Replace is always If-Match guarded, which is what makes retrying one that timed out
+// safe (see tryTimeoutPolicy): if the first attempt was applied, the retry answers 412.
 func (c *Container) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
 	if ifMatch == "" {
 		return database.Item{}, &database.OpError{Op: "replace", Container: c.name, PartitionKey: pk, ID: id, Kind: database.ErrIfMatchRequired}
