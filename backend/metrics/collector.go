@@ -10,6 +10,7 @@ package metrics
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -94,7 +95,7 @@ func NewCollector(inf controllers.Informers, cfg placement.Config, now func() ti
 			"How many more highly available HCPs fit now across the management clusters the placement engine would consider apart from capacity (schedulable, ready, with fresh scheduling data).",
 			nil, nil),
 		reportAge: prometheus.NewDesc(CapacityReportAgeName,
-			"Seconds since the management cluster's capacity was last reported (scheduling status.observedResources.lastReportedAt); absent when it never was.",
+			"Seconds since the management cluster's capacity was last reported (scheduling status.observedResources.lastReportedAt); absent when it never was. Never negative: a report dated ahead by up to the clock-skew allowance reads 0, one dated further ahead +Inf, as placement does not believe it (StaleCapacityData).",
 			mc, nil),
 		oldestReservation: prometheus.NewDesc(OldestReservationAgeName,
 			"Age in seconds of the oldest reservation (status.pendingAssignedClusters) the management cluster holds, from the reserved cluster's spec.managementClusterPlacementTime, else its systemData.createdAt; absent without reservations of known age.",
@@ -211,7 +212,7 @@ func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, cands
 		st := cand.Scheduling.Properties.Status
 		id := strings.ToLower(cand.ManagementCluster.ResourceID)
 		if or := st.ObservedResources; or != nil && !or.LastReportedAt.IsZero() {
-			ch <- prometheus.MustNewConstMetric(c.reportAge, prometheus.GaugeValue, now.Sub(or.LastReportedAt).Seconds(), id)
+			ch <- prometheus.MustNewConstMetric(c.reportAge, prometheus.GaugeValue, reportAge(or.LastReportedAt, now), id)
 		}
 		for _, r := range c.cfg.Resources {
 			if st.ScaleCeiling != nil {
@@ -225,6 +226,18 @@ func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, cands
 			ch <- prometheus.MustNewConstMetric(c.oldestReservation, prometheus.GaugeValue, now.Sub(oldest).Seconds(), id)
 		}
 	}
+}
+
+// reportAge is how old a capacity report is, in seconds, never negative: a negative age
+// would keep CapacityReportStale quiet for ever. A report dated within the clock-skew
+// allowance ahead is as fresh as one taken now. One dated further ahead cannot be dated
+// at all; placement rejects it as stale, so its age is +Inf, past every threshold, and
+// the alert fires for it as for any MC placement no longer considers.
+func reportAge(reported, now time.Time) float64 {
+	if placement.ReportedInFuture(reported, now) {
+		return math.Inf(1)
+	}
+	return max(now.Sub(reported).Seconds(), 0)
 }
 
 // quantity exports one resource of a reported list; an absent quantity, or one placement

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +214,10 @@ func TestRegionHeadroom(t *testing.T) {
 			w.mc(t, "3", 300, 0, now.Add(-time.Hour), nil)
 			flowtest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
 		}, 10},
+		{"an MC reporting from the future is not eligible; one within the clock-skew allowance is", func(t *testing.T, w world) {
+			w.mc(t, "1", 30, 0, now.Add(10*time.Minute), nil)
+			w.mc(t, "2", 30, 0, now.Add(30*time.Second), nil)
+		}, 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,9 +241,14 @@ func TestManagementClusterAges(t *testing.T) {
 	// Reservations of unknown age export nothing rather than a made-up age.
 	idle := w.mc(t, "3", 300, 0, now.Add(-10*time.Minute), []string{unknown.Key()})
 	flowtest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
+	// Clocks disagree: within the allowance a report from the future is fresh (age 0);
+	// beyond it placement does not believe it, so it is older than any threshold.
+	ahead := w.mc(t, "5", 300, 0, now.Add(30*time.Second), nil)
+	future := w.mc(t, "6", 300, 0, now.Add(10*time.Minute), nil)
 	reg := scrape(t, store)
 
-	assert.Equal(t, map[string]float64{busy.Key(): 90, recent.Key(): 30, idle.Key(): 600}, gauges(t, reg, metrics.CapacityReportAgeName))
+	assert.Equal(t, map[string]float64{busy.Key(): 90, recent.Key(): 30, idle.Key(): 600, ahead.Key(): 0, future.Key(): math.Inf(1)},
+		gauges(t, reg, metrics.CapacityReportAgeName))
 	assert.Equal(t, map[string]float64{busy.Key(): 45 * 60, recent.Key(): 20 * 60}, gauges(t, reg, metrics.OldestReservationAgeName))
 }
 

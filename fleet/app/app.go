@@ -57,6 +57,10 @@ func New(cfg Config) (process.App, error) {
 	if err != nil {
 		return process.App{}, err
 	}
+	reporting := controllers.NewCapacityReporting(inf, cfg.Store, cfg.CapacityPollInterval)
+	if err := reporting.Register(cfg.Registerer); err != nil {
+		return process.App{}, err
+	}
 	type builder interface {
 		Controller(controller.Options) (*controller.Controller, error)
 	}
@@ -71,7 +75,7 @@ func New(cfg Config) (process.App, error) {
 		{controllers.NewCapacityReadDesire(inf, cfg.Store), controllers.CapacityReadDesireControllerName, cfg.ResyncPeriod},
 		// The two periodic controllers time themselves (see their docs): a resync would
 		// only add passes.
-		{controllers.NewCapacityReporting(inf, cfg.Store, cfg.CapacityPollInterval), controllers.CapacityReportingControllerName, 0},
+		{reporting, controllers.CapacityReportingControllerName, 0},
 		{controllers.NewScaleCeiling(inf, cfg.Store, cfg.AgentPools, cfg.VMSizes, cfg.ScaleCeilingInterval), controllers.ScaleCeilingControllerName, 0},
 	} {
 		c, err := b.Controller(controller.Options{Name: b.name, Workers: cfg.Workers, ResyncPeriod: b.resync, ReconcileTimeout: cfg.ReconcileTimeout, Metrics: metrics, Logger: cfg.Logger})

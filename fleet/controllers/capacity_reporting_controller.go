@@ -8,15 +8,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hcpsched/hcpsched/fleet/capacity"
 	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // CapacityReportingControllerName names the controller in logs and metrics.
 const CapacityReportingControllerName = "CapacityReportingController"
+
+// CapacityReportsRefusedName counts the capacity reports CapacityReporting would not
+// mirror, by reason.
+const CapacityReportsRefusedName = "fleet_capacity_reports_refused_total"
+
+// Reasons of fleet_capacity_reports_refused_total.
+const (
+	// RefusedFutureReport: the report's lastReportedAt lies further in the future than
+	// placement.ClockSkewAllowance.
+	RefusedFutureReport = "future_timestamp"
+)
 
 // CapacityReporting mirrors each management cluster's capacity report into its scheduling
 // document, and in the same write drops the reservations (pendingAssignedClusters) of the
@@ -27,6 +41,13 @@ const CapacityReportingControllerName = "CapacityReportingController"
 // changes every 30 s anyway. Passes also start on MC and scheduling-document events, so a
 // 412 (the backend reserved capacity meanwhile) is retried as soon as the cache has the
 // newer document.
+//
+// A report dated in the future (beyond placement.ClockSkewAllowance) is not mirrored at
+// all: mirrored, it would stay fresh for ever. The scheduling document keeps the last
+// believable report, which goes stale, so placement stops using the MC within the
+// maximum capacity age and CapacityReportStale fires. A report whose usage lacks a
+// resource is mirrored as it is: which resources count is placement's configuration, and
+// the engine makes such an MC StaleCapacityData itself.
 type CapacityReporting struct {
 	informers Informers
 	store     database.Store
@@ -34,6 +55,7 @@ type CapacityReporting struct {
 	interval  time.Duration
 	pacer     *pacer
 	now       func() time.Time
+	refused   *prometheus.CounterVec
 }
 
 // NewCapacityReporting returns the controller's reconciler; interval is the polling
@@ -42,10 +64,24 @@ func NewCapacityReporting(inf Informers, store database.Store, interval time.Dur
 	if interval <= 0 {
 		interval = DefaultCapacityPollInterval
 	}
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: CapacityReportsRefusedName,
+		Help: "Capacity reports the fleet did not mirror into the scheduling document, by reason (future_timestamp: lastReportedAt further ahead than the clock-skew allowance). Counted once per poll of the management cluster.",
+	}, []string{"reason"})
+	// Exported at zero from the start, so that increase() sees the first refusal.
+	refused.WithLabelValues(RefusedFutureReport)
 	return &CapacityReporting{
 		informers: inf, store: store, fleet: store.Container(api.FleetContainer),
-		interval: interval, pacer: newPacer(), now: time.Now,
+		interval: interval, pacer: newPacer(), now: time.Now, refused: refused,
 	}
+}
+
+// Register adds the controller's metrics to reg.
+func (r *CapacityReporting) Register(reg prometheus.Registerer) error {
+	if err := reg.Register(r.refused); err != nil {
+		return fmt.Errorf("registering %s: %w", CapacityReportsRefusedName, err)
+	}
+	return nil
 }
 
 // Controller wires the reconciler to the MC and scheduling caches.
@@ -87,8 +123,18 @@ func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controll
 		return controller.Result{}, err
 	}
 
+	now := r.now()
+	if reported := report.Status.LastReportedAt; placement.ReportedInFuture(reported, now) {
+		// Nothing of it is written, not even the clusters it shows: a report that cannot
+		// be dated cannot say that a reservation is now counted.
+		r.refused.WithLabelValues(RefusedFutureReport).Inc()
+		logger.Warn("capacity report not mirrored: its lastReportedAt is in the future, so the mirrored figures are left to go stale",
+			"lastReportedAt", reported, "now", now, "clockSkewAllowance", placement.ClockSkewAllowance)
+		return r.pacer.after(key, r.interval), nil
+	}
+
 	updated := cached.DeepCopy()
-	dropped, err := mirrorReport(updated, report, r.now(), logger)
+	dropped, err := mirrorReport(updated, report, now, logger)
 	if err != nil {
 		return controller.Result{}, fmt.Errorf("mirroring the capacity report of %s: %w", mcID, err)
 	}

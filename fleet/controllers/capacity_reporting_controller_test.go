@@ -1,14 +1,21 @@
 package controllers
 
 import (
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/logbuffer"
 )
 
 // Cluster IDs of the fixture capacity report, spelled as the agent reports them.
@@ -112,6 +119,36 @@ func TestCapacityReportingMirrorsTheReport(t *testing.T) {
 				{"properties.status.observedResources.lastReportedAt", "2026-08-21T09:30:35Z"},
 				{"properties.status.observedResources.capacity", map[string]string{api.SwiftNIC: "112", "cpu": "110740m", "memory": "410295312Ki"}},
 				{"properties.status.observedResources.usage", map[string]string{api.SwiftNIC: "12", "cpu": "4", "memory": "30Gi"}},
+				{"properties.status.readyResourceIDs", []string{readyA, readyB}},
+				{"properties.status.notReadyResourceIDs", []string{notReady}},
+			},
+		},
+		{
+			// It would be fresh for ever: it goes stale instead, and nothing of it is
+			// believed, not even the clusters it shows.
+			name:       "a report dated beyond the clock-skew allowance in the future is not mirrored at all",
+			scheduling: []edit{{"properties.status.pendingAssignedClusters", []string{readyA}}},
+			report: []edit{
+				report("lastReportedAt", "2026-09-01T12:05:00Z"),
+				report("usage", map[string]string{api.SwiftNIC: "0", "cpu": "0", "memory": "0"}),
+			},
+		},
+		{
+			name:   "a report ahead by no more than the clock-skew allowance is mirrored",
+			report: []edit{report("lastReportedAt", "2026-09-01T12:01:00Z")},
+			written: []edit{
+				{"properties.status.observedResources.lastReportedAt", "2026-09-01T12:01:00Z"},
+				{"properties.status.readyResourceIDs", []string{readyA, readyB}},
+				{"properties.status.notReadyResourceIDs", []string{notReady}},
+			},
+		},
+		{
+			// The fleet does not know which resources placement counts; the engine makes
+			// the MC StaleCapacityData for a counted one that is missing.
+			name:   "a report whose usage lacks a counted resource is mirrored as it is",
+			report: []edit{report("usage", map[string]string{"cpu": "4", "memory": "30Gi"})},
+			written: []edit{
+				{"properties.status.observedResources.usage", map[string]string{"cpu": "4", "memory": "30Gi"}},
 				{"properties.status.readyResourceIDs", []string{readyA, readyB}},
 				{"properties.status.notReadyResourceIDs", []string{notReady}},
 			},
@@ -273,4 +310,57 @@ func TestCapacityReportingKeepsOnePollPending(t *testing.T) {
 	third, err := r.Reconcile(e.ctx, mc3.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, third)
+}
+
+// A refused report is counted and logged with its date; the scheduling document is left
+// as it was, and the next believable report is mirrored as usual.
+func TestCapacityReportingCountsAndLogsARefusedReport(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1),
+		kubeApplierDoc(fixtureReadDesire1, report("lastReportedAt", "2026-09-01T12:05:00Z")))
+	var logs logbuffer.Buffer
+	ctx := controller.WithLogger(e.ctx, slog.New(slog.NewJSONHandler(&logs, nil)))
+	reg := prometheus.NewPedanticRegistry()
+	r := newTestCapacityReporting(e)
+	require.NoError(t, r.Register(reg))
+	refused := func() string {
+		return fmt.Sprintf("# HELP %[1]s %[2]s\n# TYPE %[1]s counter\n", CapacityReportsRefusedName, family(t, reg, CapacityReportsRefusedName).GetHelp())
+	}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(refused()+CapacityReportsRefusedName+`{reason="future_timestamp"} 0`+"\n")),
+		"exported at zero before any refusal")
+	before := e.item(api.FleetContainer, schedulingOf1)
+
+	result, err := r.Reconcile(ctx, mc1.Key())
+	require.NoError(t, err, "a refused report is not an error: retrying sooner would not change it")
+	assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, result, "polled again at the usual interval")
+	replaces, creates := e.store.writes()
+	assert.Empty(t, replaces)
+	assert.Empty(t, creates)
+	assert.Equal(t, before.ETag, e.item(api.FleetContainer, schedulingOf1).ETag, "the scheduling document is untouched")
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(refused()+CapacityReportsRefusedName+`{reason="future_timestamp"} 1`+"\n")))
+	assert.Contains(t, logs.String(), `"level":"WARN"`)
+	assert.Contains(t, logs.String(), `"lastReportedAt":"2026-09-01T12:05:00Z"`)
+	assert.Contains(t, logs.String(), "in the future")
+
+	e.replaceStored(kubeApplierOfStamp1, capacityReadDesireOf1, report("lastReportedAt", "2026-09-01T11:59:30Z"))
+	_, err = r.Reconcile(ctx, mc1.Key())
+	require.NoError(t, err)
+	replaces, _ = e.store.writes()
+	require.Len(t, replaces, 1, "the next believable report is mirrored")
+	assert.Equal(t, "2026-09-01T11:59:30Z",
+		storedTree(t, e.item(api.FleetContainer, schedulingOf1))["properties"].(map[string]any)["status"].(map[string]any)["observedResources"].(map[string]any)["lastReportedAt"])
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(refused()+CapacityReportsRefusedName+`{reason="future_timestamp"} 1`+"\n")))
+}
+
+// family gathers one metric family of reg; nil when it exports none.
+func family(t *testing.T, reg *prometheus.Registry, name string) *dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf
+		}
+	}
+	return nil
 }

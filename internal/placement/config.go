@@ -38,6 +38,23 @@ const (
 	DefaultTolerance = 12.0
 )
 
+// ClockSkewAllowance is how far in the future a capacity report's lastReportedAt may lie
+// and still count as just taken: the agent on the MC, the fleet and the backend each read
+// their own clock. Beyond it the report is not believed: the engine makes the MC
+// StaleCapacityData, the fleet does not mirror it, and its age reads as +Inf, since a
+// report dated ahead would otherwise stay fresh for ever. NTP keeps Azure hosts within a
+// second of each other; a minute tolerates a badly drifting node while keeping a report
+// fresh at most a minute beyond the maximum capacity age. A constant, not a setting:
+// three processes must agree on it.
+const ClockSkewAllowance = time.Minute
+
+// ReportedInFuture says whether a capacity report taken at reportedAt lies further in
+// the future of now than the clock-skew allowance. The engine, the fleet and the metrics
+// share it so that they agree on which reports are believed.
+func ReportedInFuture(reportedAt, now time.Time) bool {
+	return reportedAt.Sub(now) > ClockSkewAllowance
+}
+
 // Weighers that rank feasible MCs.
 const (
 	// WeigherSpread prefers the MC with the most of the first resource left after placing.

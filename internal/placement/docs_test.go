@@ -5,10 +5,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -24,6 +26,7 @@ func TestDocsMatchCode(t *testing.T) {
 		row("HA cost", cfg.Resources[0].HA.String()),
 		row("single-replica cost", cfg.Resources[0].SingleReplica.String()),
 		row("maximum capacity age", cfg.MaxCapacityAge.String()),
+		row("clock-skew allowance", placement.ClockSkewAllowance.String()),
 		row("weigher", cfg.Weigher),
 		row("pending multiplier", fmt.Sprint(cfg.PendingMultiplier)),
 		row("tolerance", fmt.Sprint(cfg.Tolerance)),
@@ -40,4 +43,15 @@ func TestDocsMatchCode(t *testing.T) {
 		assert.Contains(t, doc, "`"+o.ConditionReason()+"`")
 	}
 	assert.True(t, strings.Contains(doc, "`"+placement.ConditionCapacityAvailable+"`"))
+
+	// The details the page quotes for reports that are not believed are the engine's.
+	future := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
+	for _, s := range []mcSpec{
+		{stamp: "1", reportedAgo: now.Sub(future)},
+		{stamp: "1", rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}},
+	} {
+		v := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(s), cfg, nil, now).Verdicts[0]
+		require.Equal(t, placement.ReasonStaleCapacityData, v.Reason)
+		assert.Contains(t, doc, "`"+v.Detail+"`")
+	}
 }

@@ -73,7 +73,7 @@ type evaluation struct {
 type filter func(e *evaluation, c Candidate) (Reason, string)
 
 // filters run in order; the first rejection is the MC's reason.
-var filters = []filter{filterSchedulable, filterReady, filterHasSchedulingData, filterFreshData}
+var filters = []filter{filterSchedulable, filterReady, filterHasSchedulingData, filterFreshData, filterCompleteUsage}
 
 func filterSchedulable(_ *evaluation, c Candidate) (Reason, string) {
 	if spec := c.ManagementCluster.Properties.Spec; spec == nil || spec.SchedulingPolicy != api.Schedulable {
@@ -119,12 +119,60 @@ func filterFreshData(e *evaluation, c Candidate) (Reason, string) {
 	if reported.IsZero() {
 		return ReasonStaleCapacityData, "capacity never reported"
 	}
+	if ReportedInFuture(reported, e.now) {
+		// Its age would read negative, so it would be fresh for ever. The time is in the
+		// message although the condition is rewritten when the message changes: the fleet
+		// does not mirror such reports, so it changes only when a foreign writer's does.
+		return ReasonStaleCapacityData, fmt.Sprintf("observedResources.lastReportedAt %s is in the future", reported.UTC().Format(time.RFC3339))
+	}
 	if e.now.Sub(reported) > e.cfg.MaxCapacityAge {
 		// No exact age: the message goes into the SPC condition, which is only rewritten
 		// when it changes.
 		return ReasonStaleCapacityData, fmt.Sprintf("capacity report older than %s", e.cfg.MaxCapacityAge)
 	}
 	return "", ""
+}
+
+// filterCompleteUsage rejects a report whose usage lacks a counted resource, which
+// would count as nothing used and make a busy MC look empty.
+func filterCompleteUsage(e *evaluation, c Candidate) (Reason, string) {
+	if r, missing := missingUsage(schedulingStatus(c), e.cfg.Resources); missing {
+		return ReasonStaleCapacityData, "observedResources.usage has no " + r
+	}
+	return "", ""
+}
+
+// missingUsage names the first counted resource that observedResources.usage lacks where
+// the absence cannot mean zero. The MC's agent sums its HCPs' pods, so on an MC running
+// no HCP it reports usage {}: absent is zero there, else a new MC could never be placed
+// on. An MC that reports HCPs, ready or not, and no usage of a counted resource has a
+// broken report.
+func missingUsage(st *api.SchedulingStatus, resources []ResourceCost) (string, bool) {
+	if !reportsHCPs(st) {
+		return "", false
+	}
+	var usage api.ResourceList
+	if st.ObservedResources != nil {
+		usage = st.ObservedResources.Usage
+	}
+	for _, r := range resources {
+		if _, ok := usage[r.Name]; !ok {
+			return r.Name, true
+		}
+	}
+	return "", false
+}
+
+// reportsHCPs says whether the MC's last mirrored report shows any hosted control plane.
+func reportsHCPs(st *api.SchedulingStatus) bool {
+	for _, ids := range [][]string{st.ReadyResourceIDs, st.NotReadyResourceIDs} {
+		for _, id := range ids {
+			if id != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func schedulingStatus(c Candidate) *api.SchedulingStatus {
@@ -176,10 +224,10 @@ func (e *evaluation) available(st *api.SchedulingStatus) (map[string]int64, bool
 		var ceiling, usage int64
 		var err1, err2 error
 		if st.ScaleCeiling != nil {
-			ceiling, err1 = parseMilli(st.ScaleCeiling.Capacity[r.Name])
+			ceiling, err1 = quantityOf(st.ScaleCeiling.Capacity, r.Name)
 		}
 		if st.ObservedResources != nil {
-			usage, err2 = parseMilli(st.ObservedResources.Usage[r.Name])
+			usage, err2 = quantityOf(st.ObservedResources.Usage, r.Name)
 		}
 		if err1 != nil || err2 != nil {
 			return nil, false, fmt.Errorf("unparsable quantity for %s", r.Name)
@@ -191,10 +239,14 @@ func (e *evaluation) available(st *api.SchedulingStatus) (map[string]int64, bool
 
 // Capacity reports what an MC has left of each counted resource, in milli-units, and
 // how many reservations it holds, whatever the filters say of it; metrics use it. ok is
-// false when the MC has no scheduling data or an unparsable quantity.
+// false when the MC has no scheduling data, an unparsable quantity, or usage that lacks
+// a counted resource while HCPs run (it would overstate what is left).
 func Capacity(c Candidate, cfg Config, lookup SingleReplicaLookup) (available map[string]int64, reservations int, ok bool) {
 	st := schedulingStatus(c)
 	if st == nil {
+		return nil, 0, false
+	}
+	if _, missing := missingUsage(st, cfg.Resources); missing {
 		return nil, 0, false
 	}
 	e := evaluation{cfg: cfg, lookup: lookup}
@@ -334,10 +386,18 @@ func classify(verdicts []Verdict) Outcome {
 	}
 }
 
-func parseMilli(q string) (int64, error) {
-	if q == "" {
+// quantityOf is a resource of a list in milli-units. An absent resource is 0: the filters
+// have already rejected the MCs where absence cannot mean that. A present but empty value
+// is no quantity.
+func quantityOf(l api.ResourceList, name string) (int64, error) {
+	q, ok := l[name]
+	if !ok {
 		return 0, nil
 	}
+	return parseMilli(q)
+}
+
+func parseMilli(q string) (int64, error) {
 	v, err := ParseQuantity(q)
 	if err != nil {
 		return 0, err

@@ -40,7 +40,10 @@ type mcSpec struct {
 	pending        []string
 	extraCeiling   api.ResourceList
 	extraUsage     api.ResourceList
-	badQuantity    bool
+	// rawUsage, when set, is observedResources.usage as is, without the swift-NIC default.
+	rawUsage    api.ResourceList
+	readyIDs    []string
+	badQuantity bool
 }
 
 func candidate(s mcSpec) placement.Candidate {
@@ -85,6 +88,9 @@ func candidate(s mcSpec) placement.Candidate {
 	for k, v := range s.extraUsage {
 		usage[k] = v
 	}
+	if s.rawUsage != nil {
+		usage = s.rawUsage
+	}
 	reported := now.Add(-s.reportedAgo)
 	if s.neverReported {
 		reported = time.Time{}
@@ -97,6 +103,7 @@ func candidate(s mcSpec) placement.Candidate {
 			},
 			ObservedResources:       &api.ObservedResources{LastReportedAt: reported, Usage: usage},
 			ScaleCeiling:            &api.ScaleCeiling{Capacity: ceiling},
+			ReadyResourceIDs:        s.readyIDs,
 			NotReadyResourceIDs:     s.notReadyIDs,
 			PendingAssignedClusters: s.pending,
 		},
@@ -152,6 +159,14 @@ func TestFilters(t *testing.T) {
 		{"old report", mcSpec{reportedAgo: 6 * time.Minute}, placement.ReasonStaleCapacityData, "older than 5m0s"},
 		{"report just in time", mcSpec{reportedAgo: 5 * time.Minute}, "", ""},
 		{"never reported", mcSpec{neverReported: true}, placement.ReasonStaleCapacityData, "never reported"},
+		{"report from the future", mcSpec{reportedAgo: -2 * time.Minute}, placement.ReasonStaleCapacityData, "observedResources.lastReportedAt 2026-11-30T12:02:00Z is in the future"},
+		{"report just past the clock-skew allowance", mcSpec{reportedAgo: -time.Minute - time.Second}, placement.ReasonStaleCapacityData, "2026-11-30T12:01:01Z is in the future"},
+		{"report ahead by the clock-skew allowance", mcSpec{reportedAgo: -time.Minute}, "", ""},
+		{"usage without a counted resource while HCPs are reported ready", mcSpec{rawUsage: api.ResourceList{"cpu": "3"}, readyIDs: []string{otherCluster(1)}}, placement.ReasonStaleCapacityData, "observedResources.usage has no aro.openshift.io/swift-nic"},
+		{"usage without a counted resource while HCPs are reported not ready", mcSpec{rawUsage: api.ResourceList{}, notReadyIDs: []string{otherCluster(2)}}, placement.ReasonStaleCapacityData, "observedResources.usage has no aro.openshift.io/swift-nic"},
+		{"no usage at all on an MC that reports no HCP, as the agent reports an empty MC", mcSpec{rawUsage: api.ResourceList{}, readyIDs: []string{""}}, "", ""},
+		{"an empty usage value is no quantity", mcSpec{rawUsage: api.ResourceList{api.SwiftNIC: ""}}, placement.ReasonNoSchedulingData, "unparsable quantity"},
+		{"a future report is judged before its usage", mcSpec{reportedAgo: -time.Hour, rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}}, placement.ReasonStaleCapacityData, "in the future"},
 		{"full", mcSpec{ceiling: "30", usage: "28"}, placement.ReasonInsufficientCapacity, "aro.openshift.io/swift-nic 2 available, 3 needed"},
 		{"exactly enough", mcSpec{ceiling: "30", usage: "27"}, "", ""},
 		{"policy is checked before health", mcSpec{unschedulable: true, notReady: true}, placement.ReasonUnschedulable, ""},
@@ -324,6 +339,18 @@ func TestMessageNamesEveryReasonWithinBounds(t *testing.T) {
 	assert.Regexp(t, `\.\.\. and \d+ more$`, msg)
 }
 
+// An absurd report's reason reaches the SPC condition message like every other reason.
+func TestMessageNamesTheFieldOfAnAbsurdReport(t *testing.T) {
+	d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(
+		mcSpec{stamp: "1", reportedAgo: -5 * time.Minute},
+		mcSpec{stamp: "2", rawUsage: api.ResourceList{"memory": "1Gi"}, readyIDs: []string{otherCluster(1)}},
+	), exact(), nil, now)
+	assert.Equal(t, placement.OutcomeStaleData, d.Outcome)
+	assert.Equal(t, "0 of 2 management clusters fit:"+
+		" stamp 1: StaleCapacityData (observedResources.lastReportedAt 2026-11-30T12:05:00Z is in the future);"+
+		" stamp 2: StaleCapacityData (observedResources.usage has no aro.openshift.io/swift-nic)", d.Message())
+}
+
 func TestConfigValidation(t *testing.T) {
 	require.NoError(t, placement.DefaultConfig().Validate())
 	tests := map[string]func(*placement.Config){
@@ -370,4 +397,9 @@ func TestCapacityForMetrics(t *testing.T) {
 	assert.Equal(t, 1, reservations)
 	_, _, ok = placement.Capacity(candidate(mcSpec{stamp: "2", noScheduling: true}), placement.DefaultConfig(), nil)
 	assert.False(t, ok)
+	_, _, ok = placement.Capacity(candidate(mcSpec{stamp: "3", rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}}), placement.DefaultConfig(), nil)
+	assert.False(t, ok, "usage that lacks a counted resource while HCPs run would overstate what is left")
+	available, _, ok = placement.Capacity(candidate(mcSpec{stamp: "4", rawUsage: api.ResourceList{}}), placement.DefaultConfig(), nil)
+	require.True(t, ok, "an MC that reports no HCP and no usage is empty")
+	assert.Equal(t, int64(30000), available[api.SwiftNIC])
 }

@@ -6,10 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/hcpsched/hcpsched/internal/api"
 )
 
-// FuzzParseMilli fuzzes how the engine reads the scale ceiling and usage of a scheduling
-// document. Parsing never panics and takes bounded time; an accepted quantity becomes
+// FuzzParseMilli fuzzes how the engine reads a resource of the scale ceiling and usage of
+// a scheduling document. Parsing never panics and takes bounded time; an empty value is
+// no quantity (only an absent resource can count as zero); an accepted quantity becomes
 // ceil(q × 1000) milli-units exactly, prints back to the same count, and two accepted
 // quantities keep their order, which is what capacity comparisons rely on.
 func FuzzParseMilli(f *testing.F) {
@@ -43,10 +46,12 @@ func FuzzParseMilli(f *testing.F) {
 // accepted and not empty.
 func checkParseMilli(t *testing.T, s string) (int64, resource.Quantity, bool) {
 	t.Helper()
-	m, err := parseMilli(s)
+	absent, err := quantityOf(api.ResourceList{"other": s}, "r")
+	require.NoError(t, err, "an absent resource counts as zero")
+	assert.Zero(t, absent)
+	m, err := quantityOf(api.ResourceList{"r": s}, "r")
 	if s == "" {
-		require.NoError(t, err, "an absent quantity counts as zero")
-		assert.Zero(t, m)
+		require.Error(t, err, "an empty value is no quantity")
 		return 0, resource.Quantity{}, false
 	}
 	if err != nil {
