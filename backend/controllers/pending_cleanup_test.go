@@ -69,7 +69,7 @@ func TestPendingCleanupRules(t *testing.T) {
 					s.Properties.Status.ManagementClusterResourceID = en.status.String()
 				}
 				if en.unmappable {
-					setCapacityCondition(s, api.ConditionFalse, ReasonClusterServiceIDUnmappable, unmappableMessage(unmappableHREF), time.Now())
+					setCapacityCondition(s, api.ConditionFalse, ReasonClusterServiceIDUnmappable, UnmappableMessage(unmappableHREF), time.Now())
 				}
 			})
 		}

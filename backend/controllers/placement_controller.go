@@ -236,7 +236,8 @@ func (p *placementController) existingClusterServiceCluster(ctx context.Context,
 // good (until that ID changes), and the metrics count it as placement="unmappable".
 const ReasonClusterServiceIDUnmappable = "ClusterServiceIDUnmappable"
 
-func unmappableMessage(href string) string {
+// UnmappableMessage is the condition message that records href as unmappable.
+func UnmappableMessage(href string) string {
 	return fmt.Sprintf("clusterServiceID %s does not resolve to a Cluster Service cluster (aro_hcp or clusters_mgmt); hcpsched neither places nor adopts it", href)
 }
 
@@ -248,7 +249,7 @@ func UnmappableRecorded(c *api.Cluster, spc *api.ServiceProviderCluster) bool {
 		return false
 	}
 	cond := api.FindCondition(spc.Properties.Status.Placement.Conditions, placement.ConditionCapacityAvailable)
-	return cond != nil && cond.Reason == ReasonClusterServiceIDUnmappable && cond.Message == unmappableMessage(href)
+	return cond != nil && cond.Reason == ReasonClusterServiceIDUnmappable && cond.Message == UnmappableMessage(href)
 }
 
 // recordUnmappable says once, in the SPC condition and the log, that the cluster cannot
@@ -257,7 +258,7 @@ func UnmappableRecorded(c *api.Cluster, spc *api.ServiceProviderCluster) bool {
 func (p *placementController) recordUnmappable(ctx context.Context, c *api.Cluster, spc *api.ServiceProviderCluster) (controller.Result, error) {
 	href := c.Properties.ServiceProvider().ClusterServiceID
 	update := spc.DeepCopy()
-	if !setCapacityCondition(update, api.ConditionFalse, ReasonClusterServiceIDUnmappable, unmappableMessage(href), p.d.now()) {
+	if !setCapacityCondition(update, api.ConditionFalse, ReasonClusterServiceIDUnmappable, UnmappableMessage(href), p.d.now()) {
 		return controller.Result{}, nil
 	}
 	written, err := p.replaceSPC(ctx, update)

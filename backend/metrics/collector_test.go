@@ -170,6 +170,33 @@ backend_cluster_info{management_cluster_resource_id=%q,placement=%q,resource_id=
 	}
 }
 
+// A cluster whose clusterServiceID placement recorded as unmappable is never placed, so
+// it is not backlog: PlacementBacklog counts only placement="unplaced".
+func TestUnmappableClusterIsNotBacklog(t *testing.T) {
+	store, w := newWorld()
+	rid := clusterID("Legacy")
+	href := "/api/clusters_mgmt/v1/clusters/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"
+	w.cluster(t, rid, now.Add(-time.Hour), func(p *api.ClusterProperties) { p.ServiceProviderProperties.ClusterServiceID = href })
+	pk, err := api.ResourcesPartitionKey(rid)
+	require.NoError(t, err)
+	spc := api.NewDocument(api.ServiceProviderClusterResourceID(rid), pk, api.ServiceProviderClusterProperties{
+		Status: &api.ServiceProviderClusterStatus{Placement: &api.PlacementStatus{Conditions: []api.Condition{{
+			Type: placement.ConditionCapacityAvailable, Status: api.ConditionFalse,
+			Reason: controllers.ReasonClusterServiceIDUnmappable, Message: controllers.UnmappableMessage(href),
+		}}}},
+	})
+	_, err = database.Create(t.Context(), w.resources, spc)
+	require.NoError(t, err)
+	reg := scrape(t, store)
+
+	want := fmt.Sprintf(`
+# HELP backend_cluster_info %s
+# TYPE backend_cluster_info gauge
+backend_cluster_info{management_cluster_resource_id="",placement=%q,resource_id=%q,subscription_id=%q} 1
+`, family(t, reg, metrics.ClusterInfoName).GetHelp(), metrics.PlacementUnmappable, rid.Key(), strings.ToLower(sub))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), metrics.ClusterInfoName))
+}
+
 func TestClusterTimes(t *testing.T) {
 	store, w := newWorld()
 	created := now.Add(-10 * time.Minute)
