@@ -25,8 +25,8 @@ const (
 	DefaultRelistJitter = 0.2
 	DefaultPageSize     = 1000
 	// DefaultStartMargin moves the feed's starting point back so that a client clock
-	// running ahead of Cosmos's cannot skip a change; replays are dropped by the
-	// instanceVersion gate.
+	// running ahead of Cosmos's cannot skip a change; replays are dropped by the gate
+	// (same _etag).
 	DefaultStartMargin = 5 * time.Second
 )
 
@@ -146,7 +146,8 @@ func decoder[P any](resourceType string) func(database.Item) (decodedItem, error
 		if err != nil {
 			return decodedItem{}, err
 		}
-		return decodedItem{obj: newObject(d, rid), key: rid.Key(), version: d.InstanceVersion(), deleted: d.IsDeleted(), ts: d.Timestamp}, nil
+		v := versionOfDocument(d, lsnOf(d))
+		return decodedItem{obj: newObject(d, rid, v), key: rid.Key(), version: v, deleted: d.IsDeleted(), ts: d.Timestamp}, nil
 	}
 }
 
@@ -198,7 +199,8 @@ type listWatch struct {
 }
 
 // List subscribes a new watch first and lists second, so every change after the list's
-// snapshot reaches the watch; changes the list already holds are dropped by version.
+// snapshot reaches the watch; changes the list already holds are dropped by version, and
+// a change queued during the list that the list then overtook is dropped before delivery.
 func (lw *listWatch) List(options metav1.ListOptions) (runtime.Object, error) {
 	w := newWatcher()
 	lw.reg.subscribe(w)
@@ -232,8 +234,10 @@ func (lw *listWatch) Watch(options metav1.ListOptions) (watch.Interface, error) 
 		// A watch without a preceding list could miss changes: ask for a relist instead.
 		w = newWatcher()
 		w.expire()
+		w.start()
 		return w, nil
 	}
+	w.start()
 	timer := time.AfterFunc(lw.pump.relistAfter(), w.expire)
 	go func() {
 		<-w.stop

@@ -19,7 +19,7 @@ import (
 type decodedItem struct {
 	obj     runtime.Object
 	key     string
-	version int64
+	version version
 	deleted bool
 	ts      int64
 }
