@@ -92,6 +92,8 @@ func (p *Pump) markPolled(t time.Time) {
 func (p *Pump) lastPolled() time.Time { return time.Unix(0, p.polled.Load()) }
 
 func newPump(c database.Container, opts Options, m *metrics, start time.Time) *Pump {
+	// Counters exist at 0 from the start, so that alerts see their first increase.
+	m.feedErrors.WithLabelValues(c.Name())
 	return &Pump{
 		container: c, opts: opts, metrics: m, start: start,
 		logger: opts.Logger.With("container", c.Name()),
@@ -100,6 +102,8 @@ func newPump(c database.Container, opts Options, m *metrics, start time.Time) *P
 }
 
 func (p *Pump) register(r *registration) {
+	p.metrics.malformed.WithLabelValues(p.container.Name(), r.resourceType)
+	p.metrics.feedItems.WithLabelValues(p.container.Name(), r.resourceType)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.types[strings.ToLower(r.resourceType)] = r
