@@ -13,7 +13,8 @@ type version struct {
 	// lsn is _lsn, the partition's write sequence number. Cosmos adds it to change-feed
 	// items only, so list results and documents returned by writes have 0.
 	lsn int64
-	// ts is _ts, the server time of the write in whole seconds.
+	// ts is _ts, the server time of the write in whole seconds; it is taken never to go
+	// backwards between two writes of one document.
 	ts int64
 	// etag is _etag, unique to each write.
 	etag string
