@@ -76,11 +76,16 @@ func compare(a, b version) order {
 		return newer
 	case a.ts < b.ts:
 		return older
-	case a.prev != "" && a.prev == b.etag:
+	}
+	aNamesB := a.prev != "" && a.prev == b.etag
+	bNamesA := b.prev != "" && b.prev == a.etag
+	switch {
+	case aNamesB && !bNamesA:
 		return newer
-	case b.prev != "" && b.prev == a.etag:
+	case bNamesA && !aNamesB:
 		return older
 	}
+	// Neither names the other, or (impossible for real writes) each names the other.
 	return unordered
 }
 
