@@ -76,5 +76,8 @@ func New(cfg Config) (process.App, error) {
 	if err != nil {
 		return process.App{}, err
 	}
-	return controller.NewApp(factory, ctrls), nil
+	a := controller.NewApp(factory, ctrls)
+	// Synced once is not enough: a hung or failing change feed freezes the caches.
+	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
+	return a, nil
 }

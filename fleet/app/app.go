@@ -84,5 +84,8 @@ func New(cfg Config) (process.App, error) {
 		}
 		running = append(running, c)
 	}
-	return controller.NewApp(factory, running), nil
+	a := controller.NewApp(factory, running)
+	// Synced once is not enough: a hung or failing change feed freezes the caches.
+	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
+	return a, nil
 }

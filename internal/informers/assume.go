@@ -1,7 +1,6 @@
 package informers
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
@@ -18,7 +17,8 @@ const assumeTTL = time.Minute
 // client-go's MutationCache: after a successful write, the returned document is visible
 // to this process's listers at once instead of a poll later. The informer's own store is
 // untouched, so event handlers still fire when the change feed delivers the write, and
-// the overlay entry retires as soon as the cache holds that version or a newer one.
+// the overlay entry retires as soon as the cache holds that write or a newer one, in the
+// order the change-feed gate uses (compare).
 type assumed struct {
 	mu      sync.Mutex
 	objects map[string]assumedObject
@@ -26,29 +26,61 @@ type assumed struct {
 
 type assumedObject struct {
 	obj     any
-	version int64
+	version version
+	// before holds the _etags of writes known to precede this one: what each assumed
+	// write replaced, and the assumed writes it superseded. Writes made within one
+	// second share a _ts and carry no _lsn, so this is how a cache still holding one of
+	// them is known to be behind rather than ahead.
+	before  map[string]bool
 	expires time.Time
 }
 
 func newAssumed() *assumed { return &assumed{objects: map[string]assumedObject{}} }
 
-func versionOf(obj any) int64 {
-	type versioned interface{ GetResourceVersion() string }
-	if v, ok := obj.(versioned); ok {
-		n, _ := strconv.ParseInt(v.GetResourceVersion(), 10, 64)
-		return n
+func versionOf(obj any) (version, bool) {
+	if v, ok := obj.(interface{ storedVersion() version }); ok {
+		return v.storedVersion(), true
 	}
-	return 0
+	return version{}, false
 }
 
 func (a *assumed) add(key string, obj any) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	v := versionOf(obj)
-	if cur, ok := a.objects[key]; ok && cur.version >= v {
+	v, ok := versionOf(obj)
+	if !ok {
 		return
 	}
-	a.objects[key] = assumedObject{obj: obj, version: v, expires: time.Now().Add(assumeTTL)}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	before := map[string]bool{}
+	if cur, ok := a.objects[key]; ok {
+		if !supersedes(v, cur.version) {
+			return // an older or the same write never shadows the one assumed
+		}
+		for etag := range cur.before {
+			before[etag] = true
+		}
+		before[cur.version.etag] = true
+	}
+	if v.prev != "" {
+		before[v.prev] = true
+	}
+	a.objects[key] = assumedObject{obj: obj, version: v, before: before, expires: time.Now().Add(assumeTTL)}
+}
+
+// caughtUp reports whether the cache, holding cached, has the assumed write or a newer
+// one. A cached write that cannot be ordered against it and is not known to precede it
+// counts as newer: it is another writer's, made after ours in the same second (ours
+// would have failed its If-Match otherwise). Retiring early only costs read-your-writes;
+// the next write is still etag-guarded.
+func (o assumedObject) caughtUp(cached any) bool {
+	cv, ok := versionOf(cached)
+	if !ok {
+		return false
+	}
+	if o.before[cv.etag] {
+		return false
+	}
+	return compare(cv, o.version) != older
 }
 
 // newer returns the assumed object for key if it is newer than cached (which may be
@@ -60,7 +92,7 @@ func (a *assumed) newer(key string, cached any) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	if time.Now().After(cur.expires) || (cached != nil && versionOf(cached) >= cur.version) {
+	if time.Now().After(cur.expires) || (cached != nil && cur.caughtUp(cached)) {
 		delete(a.objects, key)
 		return nil, false
 	}
@@ -84,7 +116,7 @@ func (i *Informer[P]) Assume(doc *api.Document[P]) {
 	if err != nil {
 		return
 	}
-	i.overlay.add(rid.Key(), newObject(doc, rid))
+	i.overlay.add(rid.Key(), newObject(doc, rid, versionOfDocument(doc, lsnOf(doc))))
 }
 
 // overlaid merges the overlay into a set of cached objects: newer assumed versions

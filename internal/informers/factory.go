@@ -2,8 +2,10 @@ package informers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -24,9 +26,13 @@ const (
 	DefaultRelistPeriod = 30 * time.Minute
 	DefaultRelistJitter = 0.2
 	DefaultPageSize     = 1000
+	// DefaultStallTimeout is how long a pump may go without completing a poll before
+	// /readyz fails: far above a poll slowed by throttling retries (the Cosmos client
+	// retries a 429 for up to 30 s), far below the relist that would repair the cache.
+	DefaultStallTimeout = 2 * time.Minute
 	// DefaultStartMargin moves the feed's starting point back so that a client clock
-	// running ahead of Cosmos's cannot skip a change; replays are dropped by the
-	// instanceVersion gate.
+	// running ahead of Cosmos's cannot skip a change; replays are dropped by the gate
+	// (same _etag).
 	DefaultStartMargin = 5 * time.Second
 )
 
@@ -38,6 +44,9 @@ type Options struct {
 	RelistJitter float64
 	PageSize     int
 	StartMargin  time.Duration
+	// StallTimeout is how long a pump may go without completing a poll (every feed range
+	// read to its end without an error) before CheckFeeds reports it.
+	StallTimeout time.Duration
 	Logger       *slog.Logger
 	Registerer   prometheus.Registerer
 }
@@ -58,6 +67,9 @@ func (o Options) withDefaults() Options {
 	if o.StartMargin <= 0 {
 		o.StartMargin = DefaultStartMargin
 	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = DefaultStallTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -65,6 +77,16 @@ func (o Options) withDefaults() Options {
 		o.Registerer = prometheus.NewRegistry()
 	}
 	return o
+}
+
+// Validate reports options that cannot work, naming their flags. Zero values are fine:
+// they take the defaults.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	if o.StallTimeout <= o.PollInterval {
+		return fmt.Errorf("--changefeed-stall-timeout (%s) must be greater than --changefeed-poll-interval (%s)", o.StallTimeout, o.PollInterval)
+	}
+	return nil
 }
 
 // Factory owns the pumps (one per container) and the informers fed by them.
@@ -83,6 +105,9 @@ type Factory struct {
 
 // NewFactory prepares informers over store. Nothing runs until Start.
 func NewFactory(store database.Store, opts Options) (*Factory, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
@@ -146,7 +171,8 @@ func decoder[P any](resourceType string) func(database.Item) (decodedItem, error
 		if err != nil {
 			return decodedItem{}, err
 		}
-		return decodedItem{obj: newObject(d, rid), key: rid.Key(), version: d.InstanceVersion(), deleted: d.IsDeleted(), ts: d.Timestamp}, nil
+		v := versionOfDocument(d, lsnOf(d))
+		return decodedItem{obj: newObject(d, rid, v), key: rid.Key(), version: v, deleted: d.IsDeleted(), ts: d.Timestamp}, nil
 	}
 }
 
@@ -158,7 +184,10 @@ func (f *Factory) Start(ctx context.Context) {
 		return
 	}
 	f.started = true
+	now := time.Now()
 	for _, p := range f.pumps {
+		// A pump that never completes a poll is stalled from its start.
+		p.markPolled(now)
 		go p.Run(ctx)
 	}
 	for _, inf := range f.informers {
@@ -181,6 +210,32 @@ func (f *Factory) HasSynced() bool {
 	return true
 }
 
+// FeedReadinessCheck names the /readyz check that CheckFeeds backs.
+const FeedReadinessCheck = "changefeed-polls"
+
+// CheckFeeds fails, naming each container, when a pump has not completed a poll within
+// the stall timeout: its caches are frozen (a hung or failing feed read) although they
+// synced once. It passes again as soon as the pump completes a poll.
+func (f *Factory) CheckFeeds(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.started {
+		return errors.New("change-feed pumps have not started")
+	}
+	now := time.Now()
+	var stalled []string
+	for name, p := range f.pumps {
+		if age := now.Sub(p.lastPolled()); age > f.opts.StallTimeout {
+			stalled = append(stalled, fmt.Sprintf("%s (no completed poll for %s)", name, age.Round(time.Millisecond)))
+		}
+	}
+	if len(stalled) == 0 {
+		return nil
+	}
+	sort.Strings(stalled)
+	return fmt.Errorf("change feeds stalled beyond %s: %s", f.opts.StallTimeout, strings.Join(stalled, ", "))
+}
+
 func (f *Factory) syncedFuncs() []cache.InformerSynced {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -198,7 +253,8 @@ type listWatch struct {
 }
 
 // List subscribes a new watch first and lists second, so every change after the list's
-// snapshot reaches the watch; changes the list already holds are dropped by version.
+// snapshot reaches the watch; changes the list already holds are dropped by version, and
+// a change queued during the list that the list then overtook is dropped before delivery.
 func (lw *listWatch) List(options metav1.ListOptions) (runtime.Object, error) {
 	w := newWatcher()
 	lw.reg.subscribe(w)
@@ -232,8 +288,10 @@ func (lw *listWatch) Watch(options metav1.ListOptions) (watch.Interface, error) 
 		// A watch without a preceding list could miss changes: ask for a relist instead.
 		w = newWatcher()
 		w.expire()
+		w.start()
 		return w, nil
 	}
+	w.start()
 	timer := time.AfterFunc(lw.pump.relistAfter(), w.expire)
 	go func() {
 		<-w.stop

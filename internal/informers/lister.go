@@ -97,8 +97,8 @@ func (l *Lister[P]) sorted(objs []any) []*api.Document[P] {
 
 // AddEventHandler registers h without periodic resync. client-go delivers a relist's
 // unchanged objects to handlers until its first resync check, so updates whose
-// ResourceVersion (instanceVersion) did not change are filtered out here: a quiet relist
-// fires nothing.
+// ResourceVersion (_etag) did not change are filtered out here: a quiet relist fires
+// nothing.
 func (i *Informer[P]) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
 	return i.AddEventHandlerWithResyncPeriod(h, 0)
 }

@@ -7,6 +7,7 @@ type metrics struct {
 	malformed  *prometheus.CounterVec
 	feedErrors *prometheus.CounterVec
 	feedLag    *prometheus.GaugeVec
+	lastPoll   *prometheus.GaugeVec
 	relists    *prometheus.CounterVec
 }
 
@@ -26,14 +27,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"container"}),
 		feedLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hcpsched_changefeed_lag_seconds",
-			Help: "Now minus the newest _ts seen in the last poll; 0 when the poll found nothing new.",
+			Help: "How long the oldest change delivered by the last poll waited for it: now minus its _ts. 0 when the poll found nothing new.",
+		}, []string{"container"}),
+		lastPoll: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hcpsched_changefeed_last_poll_timestamp_seconds",
+			Help: "When the pump last completed a poll (every feed range read to its end without an error); set at start. /readyz fails once it is older than --changefeed-stall-timeout.",
 		}, []string{"container"}),
 		relists: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hcpsched_informer_relists_total",
 			Help: "Full lists of a resource type, initial and periodic.",
 		}, []string{"container", "resource_type"}),
 	}
-	for _, c := range []prometheus.Collector{m.feedItems, m.malformed, m.feedErrors, m.feedLag, m.relists} {
+	for _, c := range []prometheus.Collector{m.feedItems, m.malformed, m.feedErrors, m.feedLag, m.lastPoll, m.relists} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

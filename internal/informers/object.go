@@ -4,7 +4,6 @@
 package informers
 
 import (
-	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,27 +15,34 @@ import (
 )
 
 // Object carries one document through client-go's caches. Its name is the lowercased
-// resource ID (the cache key) and its ResourceVersion is the document's instanceVersion,
-// so a relist that finds nothing new is a no-op for event handlers.
+// resource ID (the cache key) and its ResourceVersion is the document's _etag, which
+// Cosmos changes on every write whoever makes it, so a relist that finds nothing new is
+// a no-op for event handlers and a foreign write is an update.
 type Object[P any] struct {
 	metav1.ObjectMeta
 	Doc *api.Document[P]
+	// version orders this write against others of the document (see compare), for the
+	// change-feed gate and the write-through overlay alike.
+	version version
 }
 
-func newObject[P any](d *api.Document[P], resourceID *api.ResourceID) *Object[P] {
+func newObject[P any](d *api.Document[P], resourceID *api.ResourceID, v version) *Object[P] {
 	return &Object[P]{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            resourceID.Key(),
-			ResourceVersion: strconv.FormatInt(d.InstanceVersion(), 10),
+			ResourceVersion: d.ETag,
 		},
-		Doc: d,
+		Doc:     d,
+		version: v,
 	}
 }
+
+func (o *Object[P]) storedVersion() version { return o.version }
 
 func (o *Object[P]) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 func (o *Object[P]) DeepCopyObject() runtime.Object {
-	return &Object[P]{ObjectMeta: *o.ObjectMeta.DeepCopy(), Doc: o.Doc.DeepCopy()}
+	return &Object[P]{ObjectMeta: *o.ObjectMeta.DeepCopy(), Doc: o.Doc.DeepCopy(), version: o.version}
 }
 
 // KeyOf is the cache and workqueue key of a resource ID.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +20,7 @@ import (
 type decodedItem struct {
 	obj     runtime.Object
 	key     string
-	version int64
+	version version
 	deleted bool
 	ts      int64
 }
@@ -75,11 +76,24 @@ type Pump struct {
 	metrics   *metrics
 	start     time.Time
 
+	// polled is when the last poll completed (unix nanoseconds): every feed range read
+	// to its end without an error.
+	polled atomic.Int64
+
 	mu    sync.Mutex
 	types map[string]*registration
 }
 
+func (p *Pump) markPolled(t time.Time) {
+	p.polled.Store(t.UnixNano())
+	p.metrics.lastPoll.WithLabelValues(p.container.Name()).Set(float64(t.UnixNano()) / 1e9)
+}
+
+func (p *Pump) lastPolled() time.Time { return time.Unix(0, p.polled.Load()) }
+
 func newPump(c database.Container, opts Options, m *metrics, start time.Time) *Pump {
+	// Counters exist at 0 from the start, so that alerts see their first increase.
+	m.feedErrors.WithLabelValues(c.Name())
 	return &Pump{
 		container: c, opts: opts, metrics: m, start: start,
 		logger: opts.Logger.With("container", c.Name()),
@@ -88,6 +102,8 @@ func newPump(c database.Container, opts Options, m *metrics, start time.Time) *P
 }
 
 func (p *Pump) register(r *registration) {
+	p.metrics.malformed.WithLabelValues(p.container.Name(), r.resourceType)
+	p.metrics.feedItems.WithLabelValues(p.container.Name(), r.resourceType)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.types[strings.ToLower(r.resourceType)] = r
@@ -110,23 +126,29 @@ func (p *Pump) Run(ctx context.Context) {
 	ticker := time.NewTicker(p.opts.PollInterval)
 	defer ticker.Stop()
 	for {
-		newest := int64(0)
+		oldest, failed := int64(0), false
 		for i := range ranges {
 			ts, err := p.drain(ctx, &ranges[i], &continuations[i])
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
+				failed = true
 				p.metrics.feedErrors.WithLabelValues(p.container.Name()).Inc()
 				p.logger.Warn("change feed read failed; retrying next poll", "feedRange", ranges[i], "error", err)
 			}
-			newest = max(newest, ts)
+			if ts > 0 && (oldest == 0 || ts < oldest) {
+				oldest = ts
+			}
 		}
 		lag := 0.0
-		if newest > 0 {
-			lag = max(0, time.Since(time.Unix(newest, 0)).Seconds())
+		if oldest > 0 {
+			lag = max(0, time.Since(time.Unix(oldest, 0)).Seconds())
 		}
 		p.metrics.feedLag.WithLabelValues(p.container.Name()).Set(lag)
+		if !failed {
+			p.markPolled(time.Now())
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -154,9 +176,10 @@ func (p *Pump) feedRanges(ctx context.Context) []database.FeedRange {
 }
 
 // drain reads one feed range until it reports nothing new, publishing every page before
-// moving the continuation past it. It returns the newest _ts it saw (0 if none).
+// moving the continuation past it. It returns the oldest _ts it delivered (0 if none):
+// the change that waited longest for this poll.
 func (p *Pump) drain(ctx context.Context, r *database.FeedRange, continuation *string) (int64, error) {
-	var newest int64
+	var oldest int64
 	for {
 		opts := database.ChangeFeedOptions{FeedRange: r, Continuation: *continuation, MaxItemCount: p.opts.PageSize}
 		if *continuation == "" {
@@ -164,16 +187,16 @@ func (p *Pump) drain(ctx context.Context, r *database.FeedRange, continuation *s
 		}
 		page, err := p.container.ChangeFeed(ctx, opts)
 		if err != nil {
-			return newest, err
+			return oldest, err
 		}
 		for _, item := range page.Items {
-			if ts := p.publish(item); ts > newest {
-				newest = ts
+			if ts := p.publish(item); ts > 0 && (oldest == 0 || ts < oldest) {
+				oldest = ts
 			}
 		}
 		*continuation = page.Continuation
 		if page.NotModified || len(page.Items) == 0 {
-			return newest, nil
+			return oldest, nil
 		}
 	}
 }

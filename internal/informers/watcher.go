@@ -13,21 +13,32 @@ import (
 // informer (that would stall the feed for every type), so events queue without bound
 // here and a goroutine hands them to the reflector.
 type watcher struct {
-	out  chan watch.Event
-	stop chan struct{}
+	out   chan watch.Event
+	stop  chan struct{}
+	ready chan struct{} // closed by start, once the list this watch follows is done
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	queue   []watch.Event
+	queue   []queued
 	closed  bool
 	stopped bool
-	// versions gates events: one not newer than what the list (or an earlier event)
-	// delivered for the same key is dropped, so a replayed feed page is harmless.
-	versions map[string]int64
+	started bool
+	// versions gates events: the version of each key that the list or an accepted event
+	// will leave in the cache. A change that does not supersede it is dropped, so a
+	// replayed feed page is harmless (see supersedes for the ordering).
+	versions map[string]version
+}
+
+// queued is an event waiting for the reflector, with what the gate knew of it.
+type queued struct {
+	event   watch.Event
+	key     string
+	version version
+	gated   bool // false for the relist request, which is always delivered
 }
 
 func newWatcher() *watcher {
-	w := &watcher{out: make(chan watch.Event), stop: make(chan struct{}), versions: map[string]int64{}}
+	w := &watcher{out: make(chan watch.Event), stop: make(chan struct{}), ready: make(chan struct{}), versions: map[string]version{}}
 	w.cond = sync.NewCond(&w.mu)
 	go w.forward()
 	return w
@@ -45,27 +56,44 @@ func (w *watcher) Stop() {
 	}
 }
 
-// listed records the versions the list returned, before any event is delivered.
-func (w *watcher) listed(key string, version int64) {
+// start lets queued events flow to the reflector. Watch calls it, after List returned:
+// only then has the list recorded every version it read, so an event queued before the
+// list finished can be checked against what the list put in the cache.
+func (w *watcher) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if version > w.versions[key] {
-		w.versions[key] = version
+	if !w.started {
+		w.started = true
+		close(w.ready)
 	}
 }
 
-// send queues an event if it is newer than what this watcher already delivered.
-func (w *watcher) send(typ watch.EventType, obj runtime.Object, key string, version int64) bool {
+// listed records a version the list returned. The list is applied to the cache before
+// any queued event, so a feed event queued for the same key earlier is delivered after
+// it: it stays current unless the listed version is known to be newer. When the two
+// cannot be ordered (same second, no _lsn on the listed one) the feed event wins; if it
+// was in fact the older one, the listed write comes through the feed later with a
+// higher _lsn.
+func (w *watcher) listed(key string, v version) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cur, ok := w.versions[key]; !ok || compare(v, cur) == newer {
+		w.versions[key] = v
+	}
+}
+
+// send queues an event if it supersedes what this watcher already delivered or listed.
+func (w *watcher) send(typ watch.EventType, obj runtime.Object, key string, v version) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.stopped {
 		return false
 	}
-	if version <= w.versions[key] {
+	if cur, ok := w.versions[key]; ok && !supersedes(v, cur) {
 		return false
 	}
-	w.versions[key] = version
-	w.queue = append(w.queue, watch.Event{Type: typ, Object: obj})
+	w.versions[key] = v
+	w.queue = append(w.queue, queued{event: watch.Event{Type: typ, Object: obj}, key: key, version: v, gated: true})
 	w.cond.Signal()
 	return true
 }
@@ -78,29 +106,49 @@ func (w *watcher) expire() {
 	if w.closed || w.stopped {
 		return
 	}
-	w.queue = append(w.queue, watch.Event{Type: watch.Error, Object: &metav1.Status{
+	w.queue = append(w.queue, queued{event: watch.Event{Type: watch.Error, Object: &metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
 		Message: "periodic relist",
-	}})
+	}}})
 	w.closed = true
 	w.cond.Signal()
 }
 
-func (w *watcher) forward() {
-	defer close(w.out)
+// next takes the first queued event that is still current: one superseded since it was
+// queued (by the list, or by a later event for the same key, which is queued behind
+// it) is dropped, so the cache never steps back to it.
+func (w *watcher) next() (watch.Event, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for {
-		w.mu.Lock()
 		for len(w.queue) == 0 && !w.stopped && !w.closed {
 			w.cond.Wait()
 		}
 		if w.stopped || len(w.queue) == 0 {
-			w.mu.Unlock()
+			return watch.Event{}, false
+		}
+		q := w.queue[0]
+		w.queue[0] = queued{}
+		w.queue = w.queue[1:]
+		if q.gated && compare(q.version, w.versions[q.key]) != same {
+			continue
+		}
+		return q.event, true
+	}
+}
+
+func (w *watcher) forward() {
+	defer close(w.out)
+	select {
+	case <-w.ready:
+	case <-w.stop:
+		return
+	}
+	for {
+		ev, ok := w.next()
+		if !ok {
 			return
 		}
-		ev := w.queue[0]
-		w.queue[0] = watch.Event{}
-		w.queue = w.queue[1:]
-		w.mu.Unlock()
 		select {
 		case w.out <- ev:
 		case <-w.stop:

@@ -20,9 +20,13 @@ import (
 // alert's section in docs/alerts.md.
 const runbookBase = "https://github.com/hcpsched/hcpsched/blob/main/docs/alerts.md#"
 
-// wantAlerts are the alerts issue #8 asks for.
+// wantAlerts are the alerts issue #8 asks for, and issue #14's change-feed alerts.
 var wantAlerts = []string{
 	"CapacityReportStale",
+	"ChangeFeedErrors",
+	"ChangeFeedLagging",
+	"ChangeFeedMalformedDocuments",
+	"ChangeFeedStalled",
 	"ControllerPanic",
 	"ControllerRetryHotLoop",
 	"CosmosThrottling",

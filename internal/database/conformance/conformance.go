@@ -38,6 +38,7 @@ func Run(t *testing.T, newContainer NewContainer) {
 	t.Run("ChangeFeedFromNow", func(t *testing.T) { testFeedNow(t, newContainer(t)) })
 	t.Run("ChangeFeedFromTime", func(t *testing.T) { testFeedTime(t, newContainer(t)) })
 	t.Run("ChangeFeedScopes", func(t *testing.T) { testFeedScopes(t, newContainer(t)) })
+	t.Run("ChangeFeedItemsCarryLSN", func(t *testing.T) { testFeedLSN(t, newContainer(t)) })
 	t.Run("SoftDeleteAppearsInFeed", func(t *testing.T) { testSoftDelete(t, newContainer(t)) })
 	t.Run("TTLExpiry", func(t *testing.T) { testTTL(t, newContainer(t)) })
 	t.Run("FixtureRoundTrip", func(t *testing.T) { testFixtures(t, newContainer) })
@@ -368,6 +369,51 @@ func testFeedScopes(t *testing.T, c database.Container) {
 
 	_, err = c.ChangeFeed(ctx(t), database.ChangeFeedOptions{PartitionKey: "sub-x", FeedRange: &ranges[0]})
 	assert.Error(t, err, "a feed is scoped by a partition or a range, not both")
+}
+
+// feedItems reads pages until the feed reports nothing new, returning the items.
+func feedItems(t *testing.T, c database.Container, opts database.ChangeFeedOptions) ([]database.Item, string) {
+	t.Helper()
+	var items []database.Item
+	for range 1000 {
+		page, err := c.ChangeFeed(ctx(t), opts)
+		require.NoError(t, err)
+		opts.Continuation = page.Continuation
+		if page.NotModified {
+			return items, opts.Continuation
+		}
+		items = append(items, page.Items...)
+	}
+	t.Fatal("change feed never reported NotModified")
+	return nil, ""
+}
+
+func lsnOf(t *testing.T, item database.Item) float64 {
+	t.Helper()
+	lsn, ok := field(t, item.Body, "_lsn").(float64)
+	require.True(t, ok, "feed item %s carries a numeric _lsn", item.ID)
+	return lsn
+}
+
+// Change-feed items carry Cosmos's _lsn, the partition's write sequence number, which
+// orders versions of a document where _ts (whole seconds) cannot. Informers rely on it.
+func testFeedLSN(t *testing.T, c database.Container) {
+	a := create(t, c, "sub-l", "a")
+	b := create(t, c, "sub-l", "b")
+	items, cont := feedItems(t, c, database.ChangeFeedOptions{Start: database.FromBeginning})
+	require.Len(t, items, 2)
+	assert.Less(t, lsnOf(t, items[0]), lsnOf(t, items[1]), "feed order is _lsn order")
+	assert.NotNil(t, field(t, items[0].Body, "_ts"))
+
+	// Writing back the very body the feed delivered, its _lsn included, is a new write
+	// with a new, higher _lsn.
+	require.Equal(t, a.ID, items[0].ID)
+	_, err := c.Replace(ctx(t), "sub-l", a.ID, items[0].Body, a.ETag)
+	require.NoError(t, err)
+	again, _ := feedItems(t, c, database.ChangeFeedOptions{Continuation: cont})
+	require.Len(t, again, 1)
+	assert.Equal(t, a.ID, again[0].ID)
+	assert.Greater(t, lsnOf(t, again[0]), lsnOf(t, items[1]), "a later write of %s has a higher _lsn than %s's earlier one", a.ID, b.ID)
 }
 
 func testSoftDelete(t *testing.T, c database.Container) {

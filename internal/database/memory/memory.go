@@ -67,6 +67,15 @@ func (e *entry) item() database.Item {
 	return database.Item{ID: e.id, PartitionKey: e.partitionKey, ETag: e.etag, Body: append([]byte(nil), e.body...)}
 }
 
+// feedItem is the entry as the change feed shows it: Cosmos adds _lsn, the write's
+// sequence number, to change-feed items only.
+func (e *entry) feedItem() database.Item {
+	it := e.item()
+	body := it.Body[:len(it.Body)-1] // the closing brace of the object stage encoded
+	it.Body = append(fmt.Appendf(body, `,"_lsn":%d`, e.lsn), '}')
+	return it
+}
+
 // Container is one in-memory container. All methods are safe for concurrent use.
 type Container struct {
 	name string
@@ -201,6 +210,9 @@ func (c *Container) stage(parts map[string]map[string]*entry, pk, id string, bod
 			e.expiresAt = e.ts + ttl
 		}
 	}
+	// Cosmos assigns the system properties itself; _lsn, copied from a change-feed item
+	// into a body written back, is not stored either.
+	delete(doc, "_lsn")
 	doc["_etag"], _ = json.Marshal(e.etag)
 	doc["_ts"] = json.RawMessage(strconv.FormatInt(e.ts, 10))
 	doc["_rid"], _ = json.Marshal(fmt.Sprintf("mem%d", lsn))
@@ -415,7 +427,7 @@ func (c *Container) ChangeFeed(ctx context.Context, opts database.ChangeFeedOpti
 		last = c.lsn
 	}
 	for _, e := range changed {
-		page.Items = append(page.Items, e.item())
+		page.Items = append(page.Items, e.feedItem())
 		last = e.lsn
 	}
 	page.Continuation = continuationPrefix + strconv.FormatInt(last, 10)
