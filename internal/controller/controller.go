@@ -141,6 +141,9 @@ func New(opts Options, reconcile ReconcileFunc) (*Controller, error) {
 		}),
 	}
 	c.delayed = newDelayedAdds(opts.Clock, c.queue.Add)
+	// The panic counter exists at 0 from the start, so that the alert's increase() sees
+	// the first panic too.
+	opts.Metrics.panics.WithLabelValues(opts.Name)
 	return c, nil
 }
 
