@@ -53,7 +53,6 @@ type CapacityReporting struct {
 	store     database.Store
 	fleet     database.Container
 	interval  time.Duration
-	pacer     *pacer
 	now       func() time.Time
 	refused   *prometheus.CounterVec
 }
@@ -72,7 +71,7 @@ func NewCapacityReporting(inf Informers, store database.Store, interval time.Dur
 	refused.WithLabelValues(RefusedFutureReport)
 	return &CapacityReporting{
 		informers: inf, store: store, fleet: store.Container(api.FleetContainer),
-		interval: interval, pacer: newPacer(), now: time.Now, refused: refused,
+		interval: interval, now: time.Now, refused: refused,
 	}
 }
 
@@ -95,7 +94,6 @@ func (r *CapacityReporting) Controller(opts controller.Options) (*controller.Con
 // Reconcile mirrors one management cluster's report and schedules the next poll.
 func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controller.Result, error) {
 	logger := controller.LoggerFrom(ctx)
-	r.pacer.started(key)
 	mc, mcID, err := r.informers.managementCluster(key)
 	if mc == nil || err != nil {
 		// A gone MC is polled no more: its pending timer, if any, fires once into here.
@@ -105,7 +103,7 @@ func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controll
 	report, err := readCapacityReport(ctx, r.store, mc, mcID)
 	if notObservedYet(err) {
 		logger.Debug("capacity report not observed yet", "reason", err.Error())
-		return r.pacer.after(key, r.interval), nil
+		return controller.Result{RequeueAfter: r.interval}, nil
 	}
 	if err != nil {
 		return controller.Result{}, err
@@ -117,7 +115,7 @@ func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controll
 		if err := createScheduling(ctx, r.fleet, mcID); err != nil {
 			return controller.Result{}, err
 		}
-		return r.pacer.after(key, r.interval), nil
+		return controller.Result{RequeueAfter: r.interval}, nil
 	}
 	if err != nil {
 		return controller.Result{}, err
@@ -130,7 +128,7 @@ func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controll
 		r.refused.WithLabelValues(RefusedFutureReport).Inc()
 		logger.Warn("capacity report not mirrored: its lastReportedAt is in the future, so the mirrored figures are left to go stale",
 			"lastReportedAt", reported, "now", now, "clockSkewAllowance", placement.ClockSkewAllowance)
-		return r.pacer.after(key, r.interval), nil
+		return controller.Result{RequeueAfter: r.interval}, nil
 	}
 
 	updated := cached.DeepCopy()
@@ -151,7 +149,7 @@ func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controll
 			logger.Info("reservations released: the clusters are now reported", "clusters", dropped)
 		}
 	}
-	return r.pacer.after(key, r.interval), nil
+	return controller.Result{RequeueAfter: r.interval}, nil
 }
 
 // mirrorReport writes the report into the scheduling document's fields this controller

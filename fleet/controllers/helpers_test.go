@@ -205,6 +205,9 @@ func cachedETag[P any](inf *informers.Informer[P], rid string) string {
 // on purpose, and counts the writes that reached the store.
 type hookStore struct {
 	database.Store
+	// inflight is held (shared) by every write from the store call until it is recorded,
+	// so that writes() never misses a write that has already reached the store.
+	inflight sync.RWMutex
 	mu       sync.Mutex
 	before   func()
 	replaces []write
@@ -230,6 +233,8 @@ func (s *hookStore) beforeNextReplace(f func()) {
 }
 
 func (s *hookStore) writes() (replaces, creates []write) {
+	s.inflight.Lock()
+	defer s.inflight.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]write(nil), s.replaces...), append([]write(nil), s.creates...)
@@ -248,6 +253,8 @@ func (c *hookContainer) Replace(ctx context.Context, pk, id string, body []byte,
 	if before != nil {
 		before()
 	}
+	c.store.inflight.RLock()
+	defer c.store.inflight.RUnlock()
 	item, err := c.Container.Replace(ctx, pk, id, body, ifMatch)
 	c.store.mu.Lock()
 	c.store.replaces = append(c.store.replaces, write{container: c.Name(), body: body, err: err})
@@ -273,6 +280,8 @@ func (s *hookStore) pointReads(container string) int {
 }
 
 func (c *hookContainer) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {
+	c.store.inflight.RLock()
+	defer c.store.inflight.RUnlock()
 	item, err := c.Container.Create(ctx, pk, body)
 	c.store.mu.Lock()
 	c.store.creates = append(c.store.creates, write{container: c.Name(), body: body, err: err})
@@ -354,7 +363,7 @@ func applyEdits(t testing.TB, body []byte, edits ...edit) []byte {
 }
 
 // systemKeys are the properties Cosmos (and the memory store) stamps on every write.
-var systemKeys = []string{"_etag", "_ts", "_rid", "_self", "_attachments"}
+var systemKeys = []string{"_etag", "_ts", "_rid", "_self", "_attachments", "_lsn"}
 
 // written is what a replace of before with the given edits must store: the edits, the
 // write counter one up and cosmosMetadata.etag set to the etag that was read.

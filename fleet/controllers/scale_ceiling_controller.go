@@ -32,7 +32,6 @@ type ScaleCeiling struct {
 	pools     agentpools.Source
 	sizes     capacity.VMSizes
 	interval  time.Duration
-	pacer     *pacer
 	now       func() time.Time
 }
 
@@ -44,7 +43,7 @@ func NewScaleCeiling(inf Informers, store database.Store, pools agentpools.Sourc
 	}
 	return &ScaleCeiling{
 		informers: inf, store: store, fleet: store.Container(api.FleetContainer),
-		pools: pools, sizes: sizes, interval: interval, pacer: newPacer(), now: time.Now,
+		pools: pools, sizes: sizes, interval: interval, now: time.Now,
 	}
 }
 
@@ -59,7 +58,6 @@ func (s *ScaleCeiling) Controller(opts controller.Options) (*controller.Controll
 // Reconcile recomputes one management cluster's ceiling when it is due.
 func (s *ScaleCeiling) Reconcile(ctx context.Context, key string) (controller.Result, error) {
 	logger := controller.LoggerFrom(ctx)
-	s.pacer.started(key)
 	mc, mcID, err := s.informers.managementCluster(key)
 	if mc == nil || err != nil {
 		// A gone MC is polled no more: its pending timer, if any, fires once into here.
@@ -80,7 +78,7 @@ func (s *ScaleCeiling) Reconcile(ctx context.Context, key string) (controller.Re
 	}
 	now := s.now()
 	if wait := s.untilDue(cached, now); wait > 0 {
-		return s.pacer.after(key, wait), nil
+		return controller.Result{RequeueAfter: wait}, nil
 	}
 
 	updated := cached.DeepCopy()
@@ -99,7 +97,7 @@ func (s *ScaleCeiling) Reconcile(ctx context.Context, key string) (controller.Re
 	if syncErr != nil {
 		return controller.Result{}, syncErr
 	}
-	return s.pacer.after(key, s.interval), nil
+	return controller.Result{RequeueAfter: s.interval}, nil
 }
 
 // untilDue is how long the cached ceiling stays current; zero when it must be recomputed.
