@@ -30,6 +30,12 @@ func TestDiff(t *testing.T) {
 			want:   []string{"added", "b.c", "gone.d"},
 		},
 		{
+			name:   "an object the write empties changed the leaves it lost",
+			before: `{"id":"x","properties":{"spec":{"mc":"a","at":"t"}}}`,
+			after:  `{"id":"x","properties":{"spec":{}}}`,
+			want:   []string{"spec.at", "spec.mc"},
+		},
+		{
 			name:   "conditions are keyed by type",
 			before: `{"properties":{"status":{"conditions":[{"type":"A","status":"True"},{"type":"B","status":"False"}]}}}`,
 			after:  `{"properties":{"status":{"conditions":[{"type":"B","status":"True"},{"type":"A","status":"True"}]}}}`,
@@ -75,9 +81,9 @@ func TestCheckFailsWhenAWriteRowIsMissing(t *testing.T) {
 	require.NotEmpty(t, sections)
 	assert.Empty(t, Check(sections, writes))
 
-	row := "<li>**`spec.managementClusterResourceID`**"
+	row := "**`spec.managementClusterResourceID`**"
 	require.Contains(t, doc, row)
-	broken := strings.Replace(doc, row, "<li>`spec.managementClusterResourceID`", 1)
+	broken := strings.ReplaceAll(doc, row, "`spec.managementClusterResourceID`")
 	problems := Check(ParseDoc(broken), writes)
 	require.Len(t, problems, 1)
 	assert.Contains(t, problems[0], "Placement (placement_controller.go): writes ServiceProviderCluster `spec.managementClusterResourceID`")

@@ -63,7 +63,9 @@ func diff(path string, before, after any, out map[string]bool) {
 	switch a := after.(type) {
 	case map[string]any:
 		b, _ := before.(map[string]any)
-		if len(a) == 0 {
+		// An object emptied by the write changed the leaves it lost; one that appears
+		// empty is a change of its own path.
+		if len(a) == 0 && len(b) == 0 {
 			out[path] = true
 			return
 		}
