@@ -26,7 +26,7 @@
 //
 // For tests there is a Go API (Requests, InjectFault, ClustersOnShard, MoveCluster,
 // MisplaceOnCreate, RejectCreate, AcceptDuplicateNames, Reset) and,
-// for the standalone cmd/fake-cluster-service, the same features over HTTP under /_fake/.
+// for the standalone cmd/fake-cluster-service, most of them over HTTP under /_fake/.
 //
 // The package imports only the SDK's arohcp/v1alpha1 and errors packages, never the SDK root,
 // so that the standalone fake stays quick to build and small; see ../README.md.
