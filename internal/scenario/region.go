@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,9 +53,53 @@ type region struct {
 	cs    *fake.Server
 	csURL string
 
+	// pools are the MCs' agent pools; the chaos run shrinks an MC through them.
+	pools *shrinkablePools
+
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	closers []func()
+}
+
+// shrinkablePools serves the static agent pools, except for the MCs given fewer nodes at
+// most, as an operator lowering a worker pool's autoscaler maximum would: the fleet's
+// ScaleCeiling then lowers the MC's ceiling on its next pass.
+type shrinkablePools struct {
+	base agentpools.Source
+	mu   sync.Mutex
+	// maxNodes caps the worker pools of an AKS cluster, by lowercased resource ID.
+	maxNodes map[string]int32
+}
+
+func (p *shrinkablePools) List(ctx context.Context, aksResourceID string) ([]agentpools.Pool, error) {
+	pools, err := p.base.List(ctx, aksResourceID)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	limit, capped := p.maxNodes[strings.ToLower(aksResourceID)]
+	p.mu.Unlock()
+	if !capped {
+		return pools, nil
+	}
+	out := make([]agentpools.Pool, len(pools))
+	for i, pool := range pools {
+		if pool.IsWorker() {
+			pool.Count, pool.EnableAutoScaling, pool.MaxCount = min(pool.Count, limit), true, &limit
+		}
+		out[i] = pool
+	}
+	return out, nil
+}
+
+// limit caps the worker pools of one AKS cluster at nodes.
+func (p *shrinkablePools) limit(aksResourceID string, nodes int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.maxNodes == nil {
+		p.maxNodes = map[string]int32{}
+	}
+	p.maxNodes[strings.ToLower(aksResourceID)] = int32(nodes)
 }
 
 // startRegion starts the store and everything around the backend, and returns once every
@@ -207,10 +252,11 @@ func (r *region) startFleet(ctx, runCtx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pools, err := agentpools.ParseStatic(poolsJSON)
+	static, err := agentpools.ParseStatic(poolsJSON)
 	if err != nil {
 		return err
 	}
+	r.pools = &shrinkablePools{base: static}
 	sizes, err := capacity.LoadVMSizes("")
 	if err != nil {
 		return err
@@ -222,7 +268,7 @@ func (r *region) startFleet(ctx, runCtx context.Context) error {
 	}
 	r.closers = append(r.closers, func() { _ = cs.Close() })
 	app, err := fleetapp.New(fleetapp.Config{
-		Store: r.store, ClusterService: cs, AgentPools: pools, VMSizes: sizes, Region: localregion.DefaultRegion,
+		Store: r.store, ClusterService: cs, AgentPools: r.pools, VMSizes: sizes, Region: localregion.DefaultRegion,
 		Workers: fleetWorkers, ResyncPeriod: controllers.DefaultResyncPeriod,
 		CapacityPollInterval: r.o.ReportInterval, ScaleCeilingInterval: fleetScaleCeilingInterval,
 		Registerer: prometheus.NewRegistry(), Logger: logger,
