@@ -63,6 +63,12 @@ const (
 	DefaultChaosSlowLatency = 50 * time.Millisecond
 	DefaultChaosSettleGrace = 20 * time.Second
 	DefaultChaosTimeout     = 5 * time.Minute
+	// DefaultChaosPlacementRequeueAfter is how often the backend evaluates again a cluster
+	// that waits for capacity. A fifth of the clusters wait, and each evaluation asks
+	// Cluster Service about the cluster and logs every MC's reason: at a second, 200
+	// waiting clusters on two replicas saturate this 2-core machine and stretch the run
+	// to a quarter of an hour.
+	DefaultChaosPlacementRequeueAfter = 5 * time.Second
 )
 
 // DefaultChaosOptions is `make chaos`: two backend replicas with leader election off, on
@@ -73,6 +79,7 @@ func DefaultChaosOptions() ChaosOptions {
 	o.ManagementClusters, o.Clusters, o.Rate = DefaultChaosManagementClusters, DefaultChaosClusters, DefaultChaosRate
 	o.Timeout = DefaultChaosTimeout
 	o.Label = "chaos"
+	o.PlacementRequeueAfter = DefaultChaosPlacementRequeueAfter
 	return ChaosOptions{
 		Options: o,
 		Rate412: DefaultChaosFaultRate, Rate429: DefaultChaosFaultRate, Rate503: DefaultChaosFaultRate / 2,
@@ -146,6 +153,9 @@ type ChaosReport struct {
 	// highest committed/ceiling over the run.
 	Samples int
 	Fullest []string
+	// FeedPages and FeedErrors are the change-feed pages the checker read and its reads
+	// that failed (under the injected faults).
+	FeedPages, FeedErrors int
 	// Posts is the distribution of create POSTs per cluster.
 	Posts string
 	// Placed and Waiting count the clusters at the end.
@@ -194,7 +204,7 @@ func (r *ChaosReport) Write(w io.Writer) {
 	for _, k := range slices.Sorted(maps.Keys(r.Injected)) {
 		faults = append(faults, fmt.Sprintf("%s %d", k, r.Injected[k]))
 	}
-	fmt.Fprintf(w, "\nsummary\n  samples taken: %d\n  maximum committed/ceiling per management cluster:\n", r.Samples)
+	fmt.Fprintf(w, "\nsummary\n  samples taken: %d (change-feed pages read %d, failed reads %d)\n  maximum committed/ceiling per management cluster:\n", r.Samples, r.FeedPages, r.FeedErrors)
 	for _, l := range r.Fullest {
 		fmt.Fprintf(w, "    %s\n", l)
 	}
@@ -320,8 +330,8 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 	s.began = r.t0
 	viewCtx, stopView := context.WithCancel(ctx)
 	viewDone := make(chan struct{})
-	r.view = newFeedView(s.region.store, s.o.PollInterval/2, s.region.logger.With("component", "checker"))
-	r.view.onPage = r.sample
+	r.view = newFeedView(s.region.checkerStore, s.o.PollInterval/2, s.region.logger.With("component", "checker"))
+	r.view.onSample = r.sample
 	go func() {
 		defer close(viewDone)
 		r.view.Run(viewCtx)
@@ -336,11 +346,12 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 		r.watchMu.Lock()
 		report.Samples, report.Fullest = r.watch.samples, r.watch.fullestLines()
 		r.watchMu.Unlock()
+		report.FeedPages, report.FeedErrors, _ = r.view.counts()
 		r.mu.Lock()
 		report.Disturbances = slices.Clone(r.disturbances)
 		r.mu.Unlock()
 	}()
-	if !r.view.waitRounds(ctx, 1) {
+	if !r.view.waitCaughtUp(ctx) {
 		return report, fmt.Errorf("the checker's change-feed reader never completed a poll: %w", ctx.Err())
 	}
 

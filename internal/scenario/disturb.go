@@ -153,7 +153,7 @@ func (r *chaosRun) disturb(ctx context.Context, faultsOn time.Time) error {
 // the placements that were in flight when the MC was cordoned.
 func (r *chaosRun) shrink(ctx context.Context, stamp int) error {
 	mc := mcOf(stamp)
-	if !r.view.waitRounds(ctx, 2) {
+	if !r.view.waitCaughtUp(ctx) {
 		return ctx.Err()
 	}
 	deadline := time.Now().Add(quiesceWait)

@@ -256,21 +256,49 @@ func seedOnce[P any](ctx context.Context, c database.Container, pk, resourceID s
 	return seeded, nil
 }
 
+// seededTypes are the resource types the run seeds, by container: lostFields lists them
+// rather than reading each document on its own, which under load takes minutes.
+var seededTypes = map[string][]string{
+	api.ResourcesContainer: {api.ClusterResourceType, api.ServiceProviderClusterResourceType},
+	api.FleetContainer:     {api.ManagementClusterResourceType, api.ManagementClusterSchedulingResourceType},
+}
+
 // lostFields are the seeded fields a store no longer holds as they were seeded.
 func lostFields(ctx context.Context, store database.Store, seeded []seededField) ([]string, error) {
+	bodies := map[string][]byte{}
+	for container, types := range seededTypes {
+		for _, t := range types {
+			for item, err := range store.Container(container).List(ctx, database.ListOptions{ResourceType: t}) {
+				if err != nil {
+					return nil, fmt.Errorf("listing %s: %w", t, err)
+				}
+				bodies[container+"/"+item.ID] = item.Body
+			}
+		}
+	}
+	trees := map[string]map[string]any{}
 	var lost []string
 	for _, s := range seeded {
-		item, err := store.Container(s.container).Get(ctx, s.partitionKey, api.CosmosID(s.resourceID))
-		if errors.Is(err, database.ErrNotFound) {
-			lost = append(lost, s.String()+" (the document is gone)")
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", s.resourceID, err)
-		}
-		var tree map[string]any
-		if err := json.Unmarshal(item.Body, &tree); err != nil {
-			return nil, fmt.Errorf("decoding %s: %w", s.resourceID, err)
+		key := s.container + "/" + api.CosmosID(s.resourceID)
+		tree, decoded := trees[key]
+		if !decoded {
+			body, listed := bodies[key]
+			if !listed {
+				// Not of a listed type, or gone: a point read says which.
+				item, err := store.Container(s.container).Get(ctx, s.partitionKey, api.CosmosID(s.resourceID))
+				if errors.Is(err, database.ErrNotFound) {
+					lost = append(lost, s.String()+" (the document is gone)")
+					continue
+				}
+				if err != nil {
+					return nil, fmt.Errorf("reading %s: %w", s.resourceID, err)
+				}
+				body = item.Body
+			}
+			if err := json.Unmarshal(body, &tree); err != nil {
+				return nil, fmt.Errorf("decoding %s: %w", s.resourceID, err)
+			}
+			trees[key] = tree
 		}
 		obj, ok := objectAt(tree, s.path)
 		if !ok || !reflect.DeepEqual(obj[s.key], s.value) {

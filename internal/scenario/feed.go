@@ -12,20 +12,20 @@ import (
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
-// feedPageSize keeps the feed's pages small, so that a sample follows each few changes
-// rather than each few hundred.
-const feedPageSize = 25
+// feedPageSize is large enough for the reader to keep up with `make chaos`'s writes.
+const feedPageSize = 100
 
 // feedView follows the Resources and Fleet change feeds itself and keeps the latest
 // version of every cluster, SPC, MC and scheduling document. It shares no code with the
 // informers under test (no instanceVersion gate, no relist, no Assume): a checker that
 // saw the region through hcpsched's caches would miss what those caches miss. After every
-// page that changed something it calls onPage, which is where the invariants are sampled.
+// complete pass that changed something it calls onSample, which is where the invariants
+// are sampled (see Run).
 type feedView struct {
 	resources, fleet database.Container
 	interval         time.Duration
 	logger           *slog.Logger
-	onPage           func()
+	onSample         func()
 
 	mu          sync.Mutex
 	clusters    map[string]*api.Cluster
@@ -35,14 +35,14 @@ type feedView struct {
 	pages       int
 	errors      int
 	malformed   int
-	// rounds counts the polls that read every feed to its end.
-	rounds int
+	// caughtUp is, per feed range, when the last read that found nothing new began.
+	caughtUp []time.Time
 }
 
 func newFeedView(store database.Store, interval time.Duration, logger *slog.Logger) *feedView {
 	return &feedView{
 		resources: store.Container(api.ResourcesContainer), fleet: store.Container(api.FleetContainer),
-		interval: interval, logger: logger, onPage: func() {},
+		interval: interval, logger: logger, onSample: func() {},
 		clusters: map[string]*api.Cluster{}, spcs: map[string]*api.ServiceProviderCluster{},
 		mcs: map[string]*api.ManagementCluster{}, schedulings: map[string]*api.ManagementClusterScheduling{},
 	}
@@ -54,8 +54,22 @@ type feedCursor struct {
 	continuation string
 }
 
-// Run reads the feeds from their beginning until ctx ends; a failed read is counted and
-// retried on the next poll.
+// maxPagesPerPass bounds how many pages of one feed range a pass reads before it turns
+// to the next range, so that a container written faster than it is read cannot starve
+// the other.
+const maxPagesPerPass = 10
+
+// Run reads the feeds from their beginning until ctx ends, in passes over every feed
+// range, Resources first. A pass that read every range to its end and brought changes is
+// complete, and only then is onSample called: in Cosmos's latest-version mode a feed
+// read part-way holds some documents at an old version and others at a new one (a
+// document rewritten later moves to the feed's end), so a sample taken then could count
+// a reservation whose cluster's intent elsewhere it has not read yet, next to the
+// placement that rightly took the capacity once that reservation was dropped. A
+// complete pass holds every document at its latest version as of the read that found
+// Resources at its end, and the Fleet container as of a later read, when every intent
+// it holds was already backed by a reservation or by reported usage. A failed read is
+// counted and retried in the next pass.
 func (v *feedView) Run(ctx context.Context) {
 	var cursors []*feedCursor
 	for _, c := range []database.Container{v.resources, v.fleet} {
@@ -73,45 +87,61 @@ func (v *feedView) Run(ctx context.Context) {
 			}
 		}
 	}
+	v.mu.Lock()
+	v.caughtUp = make([]time.Time, len(cursors))
+	v.mu.Unlock()
+	sampled := false
 	for {
-		complete := true
-		for _, cur := range cursors {
-			if !v.drain(ctx, cur) {
-				complete = false
+		complete, changed := true, false
+		for i, cur := range cursors {
+			atEnd := false
+			for range maxPagesPerPass {
+				began := time.Now()
+				items, err := v.read(ctx, cur)
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					v.failed(cur.container, err)
+					break
+				}
+				if len(items) == 0 {
+					v.mu.Lock()
+					v.caughtUp[i] = began
+					v.mu.Unlock()
+					atEnd = true
+					break
+				}
+				changed = true
+				v.apply(items)
 			}
+			complete = complete && atEnd
 		}
-		if complete {
-			v.mu.Lock()
-			v.rounds++
-			v.mu.Unlock()
+		if complete && (changed || !sampled) {
+			v.onSample()
+			sampled = true
 		}
-		if !sleepCtx(ctx, v.interval) {
+		if !changed && !sleepCtx(ctx, v.interval) {
 			return
 		}
 	}
 }
 
-// drain reads one feed range to its end; false when a read failed.
-func (v *feedView) drain(ctx context.Context, cur *feedCursor) bool {
-	for {
-		opts := database.ChangeFeedOptions{FeedRange: &cur.r, Continuation: cur.continuation, MaxItemCount: feedPageSize}
-		if cur.continuation == "" {
-			opts.Start = database.FromBeginning
-		}
-		page, err := cur.container.ChangeFeed(ctx, opts)
-		if err != nil {
-			if ctx.Err() == nil {
-				v.failed(cur.container, err)
-			}
-			return false
-		}
-		cur.continuation = page.Continuation
-		if page.NotModified || len(page.Items) == 0 {
-			return true
-		}
-		v.apply(page.Items)
-		v.onPage()
+// read reads the next page of one feed range; no items means nothing new.
+func (v *feedView) read(ctx context.Context, cur *feedCursor) ([]database.Item, error) {
+	opts := database.ChangeFeedOptions{FeedRange: &cur.r, Continuation: cur.continuation, MaxItemCount: feedPageSize}
+	if cur.continuation == "" {
+		opts.Start = database.FromBeginning
 	}
+	page, err := cur.container.ChangeFeed(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	cur.continuation = page.Continuation
+	if page.NotModified {
+		return nil, nil
+	}
+	return page.Items, nil
 }
 
 func (v *feedView) failed(c database.Container, err error) {
@@ -160,18 +190,26 @@ func keep[P any](m map[string]*api.Document[P], item database.Item, key func(*ap
 	return nil
 }
 
-// round is how many complete polls the view has made; waiting for it to move on twice
-// means the view holds every change made before the wait began.
-func (v *feedView) round() int {
+// caughtUpSince reports whether every feed range was read to its end by a read that
+// began after t: the view then holds every change made before t.
+func (v *feedView) caughtUpSince(t time.Time) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.rounds
+	if len(v.caughtUp) == 0 {
+		return false
+	}
+	for _, at := range v.caughtUp {
+		if at.Before(t) {
+			return false
+		}
+	}
+	return true
 }
 
-// waitRounds waits until n more complete polls have been made.
-func (v *feedView) waitRounds(ctx context.Context, n int) bool {
-	target := v.round() + n
-	for v.round() < target {
+// waitCaughtUp waits until the view holds every change made before it was called.
+func (v *feedView) waitCaughtUp(ctx context.Context) bool {
+	since := time.Now()
+	for !v.caughtUpSince(since) {
 		if !sleepCtx(ctx, v.interval/2) {
 			return false
 		}

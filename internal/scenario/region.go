@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
@@ -49,9 +51,13 @@ type region struct {
 	// store is the region's own handle: the memory store itself, or a Cosmos client of
 	// its own whose requests are not the backend's.
 	store database.Store
-	emu   *emulator.Emulator
-	cs    *fake.Server
-	csURL string
+	// checkerStore is the chaos checker's own handle: its change-feed reads must not wait
+	// out the region client's retry back-off under injected faults, since a failed read
+	// is simply made again.
+	checkerStore database.Store
+	emu          *emulator.Emulator
+	cs           *fake.Server
+	csURL        string
 
 	// pools are the MCs' agent pools; the chaos run shrinks an MC through them.
 	pools *shrinkablePools
@@ -185,6 +191,7 @@ func (r *region) kubeApplierContainers() []string {
 func (r *region) startStore(ctx context.Context) error {
 	if r.o.Store == StoreMemory {
 		r.store = memory.New()
+		r.checkerStore = r.store
 		return nil
 	}
 	emuLog, err := os.Create(filepath.Join(r.logDir, "emulator.log"))
@@ -210,7 +217,10 @@ func (r *region) startStore(ctx context.Context) error {
 		return fmt.Errorf("creating the emulator's layout: %w", err)
 	}
 	r.store = store
-	return nil
+	r.checkerStore, err = cosmos.Open(cosmos.Config{Endpoint: emu.Endpoint, Key: emu.Key, Database: cosmos.DefaultDatabase,
+		ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: 1, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 100 * time.Millisecond}},
+	}, prometheus.NewRegistry())
+	return err
 }
 
 // startClusterService serves the fake Cluster Service on loopback, where backend children
