@@ -19,8 +19,8 @@ const feedPageSize = 100
 // version of every cluster, SPC, MC and scheduling document. It shares no code with the
 // informers under test (no instanceVersion gate, no relist, no Assume): a checker that
 // saw the region through hcpsched's caches would miss what those caches miss. After every
-// complete pass that changed something it calls onSample, which is where the invariants
-// are sampled (see Run).
+// pass that read Resources to its end and changed something it calls onSample, which is
+// where the invariants are sampled (see Run).
 type feedView struct {
 	resources, fleet database.Container
 	interval         time.Duration
@@ -57,19 +57,23 @@ type feedCursor struct {
 // maxPagesPerPass bounds how many pages of one feed range a pass reads before it turns
 // to the next range, so that a container written faster than it is read cannot starve
 // the other.
-const maxPagesPerPass = 10
+const maxPagesPerPass = 20
 
 // Run reads the feeds from their beginning until ctx ends, in passes over every feed
-// range, Resources first. A pass that read every range to its end and brought changes is
-// complete, and only then is onSample called: in Cosmos's latest-version mode a feed
-// read part-way holds some documents at an old version and others at a new one (a
-// document rewritten later moves to the feed's end), so a sample taken then could count
-// a reservation whose cluster's intent elsewhere it has not read yet, next to the
-// placement that rightly took the capacity once that reservation was dropped. A
-// complete pass holds every document at its latest version as of the read that found
-// Resources at its end, and the Fleet container as of a later read, when every intent
-// it holds was already backed by a reservation or by reported usage. A failed read is
-// counted and retried in the next pass.
+// range, Resources first. A pass that read every Resources range to its end and brought
+// changes is complete, and only then is onSample called.
+//
+// Why Resources must be complete: in Cosmos's latest-version mode a feed read part-way
+// holds some documents at an old version and others at a new one (a document rewritten
+// later moves to the feed's end). A sample could then count a reservation as live
+// because it has not read its cluster's intent elsewhere yet, next to a placement that
+// rightly took the capacity once that reservation was dropped. Once Resources is read to
+// its end at T, the view holds every intent as of T; each scheduling document is some
+// version the store held, at T' before or after T. Either way every cluster counted on an
+// MC was, at the later of the two, backed by a reservation or by reported usage there,
+// which placement keeps within the ceiling; so correct code cannot fail a sample, and
+// intents, which never go away, cannot be missed for long. A failed read is counted and
+// retried in the next pass.
 func (v *feedView) Run(ctx context.Context) {
 	var cursors []*feedCursor
 	for _, c := range []database.Container{v.resources, v.fleet} {
@@ -115,7 +119,9 @@ func (v *feedView) Run(ctx context.Context) {
 				changed = true
 				v.apply(items)
 			}
-			complete = complete && atEnd
+			if cur.container == v.resources {
+				complete = complete && atEnd
+			}
 		}
 		if complete && (changed || !sampled) {
 			v.onSample()
