@@ -28,6 +28,15 @@ import (
 // a scenario lasts minutes, not hours.
 const backendRequeueAfter = time.Second
 
+// placementRequeueAfter is how soon the backend looks again at a cluster that fits
+// nowhere.
+func (o Options) placementRequeueAfter() time.Duration {
+	if o.PlacementRequeueAfter > 0 {
+		return o.PlacementRequeueAfter
+	}
+	return backendRequeueAfter
+}
+
 // stopGrace is how long a backend may drain after SIGTERM before it is killed.
 const stopGrace = 10 * time.Second
 
@@ -163,7 +172,7 @@ func backendArgs(o Options, cosmosEndpoint, cosmosKey, csURL, addr string) []str
 		"--metrics-address", addr, "--health-address", addr, "--leader-elect=false", "--shutdown-timeout", "5s",
 		"--changefeed-poll-interval", o.PollInterval.String(),
 		"--placement-workers", strconv.Itoa(o.Workers),
-		"--placement-requeue-after", backendRequeueAfter.String(),
+		"--placement-requeue-after", o.placementRequeueAfter().String(),
 		"--management-cluster-placement-sync-requeue-after", backendRequeueAfter.String(),
 	}
 }

@@ -1,23 +1,19 @@
 package scenario
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"maps"
+	"math"
 	"path"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/hcpsched/hcpsched/internal/api"
-	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	clusterservicefake "github.com/hcpsched/hcpsched/internal/clusterservice/fake"
-	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/emulator"
 	"github.com/hcpsched/hcpsched/internal/localregion"
 	"github.com/hcpsched/hcpsched/internal/mcsim"
@@ -35,13 +31,22 @@ type ChaosOptions struct {
 	SlowLatency time.Duration
 	// ClusterServiceFailureRate of Cluster Service's cluster requests answer 503.
 	ClusterServiceFailureRate float64
+	// FaultDuration is how long the faults stay on at least, from the first creation;
+	// longer when the creations or the kills take longer.
+	FaultDuration time.Duration
 	// Kills is how many times a backend replica is killed (SIGKILL) and restarted,
 	// one every KillEvery, replicas in turn.
 	Kills     int
 	KillEvery time.Duration
-	// Headroom sizes the MCs: their ceilings add up to Headroom times what the clusters
-	// cost, tight enough that a double commit would break a ceiling.
+	// Headroom sizes the MCs: their ceilings add up to about Headroom times what the
+	// clusters cost. Below 1 demand exceeds capacity: every MC fills up, so one cluster
+	// too many shows as an overbooked MC, and the rest must wait for capacity.
 	Headroom float64
+	// Race builds the backend with the race detector, whose reports fail the run.
+	Race bool
+	// SettleGrace is how long reservations may outlive the placements they stood for
+	// before the run stops waiting for them and reports them.
+	SettleGrace time.Duration
 }
 
 // Defaults of `make chaos`, and of the short profile `make test` runs.
@@ -49,12 +54,21 @@ const (
 	DefaultChaosManagementClusters = 10
 	DefaultChaosClusters           = 600
 	DefaultChaosRate               = 25.0
+	DefaultChaosFaultDuration      = time.Minute
 	DefaultChaosKills              = 8
-	DefaultChaosKillEvery          = 3 * time.Second
-	DefaultChaosHeadroom           = 1.25
-	DefaultChaosFaultRate          = 0.05
-	DefaultChaosSlowLatency        = 50 * time.Millisecond
-	DefaultChaosTimeout            = 5 * time.Minute
+	DefaultChaosKillEvery          = 7 * time.Second
+	// DefaultChaosHeadroom is the over-demand case: ceilings about 0.8 times demand.
+	DefaultChaosHeadroom    = 0.8
+	DefaultChaosFaultRate   = 0.05
+	DefaultChaosSlowLatency = 50 * time.Millisecond
+	DefaultChaosSettleGrace = 20 * time.Second
+	DefaultChaosTimeout     = 5 * time.Minute
+	// DefaultChaosPlacementRequeueAfter is how often the backend evaluates again a cluster
+	// that waits for capacity. A fifth of the clusters wait, and each evaluation asks
+	// Cluster Service about the cluster and logs every MC's reason: at a second, 200
+	// waiting clusters on two replicas saturate this 2-core machine and stretch the run
+	// to a quarter of an hour.
+	DefaultChaosPlacementRequeueAfter = 5 * time.Second
 )
 
 // DefaultChaosOptions is `make chaos`: two backend replicas with leader election off, on
@@ -65,21 +79,24 @@ func DefaultChaosOptions() ChaosOptions {
 	o.ManagementClusters, o.Clusters, o.Rate = DefaultChaosManagementClusters, DefaultChaosClusters, DefaultChaosRate
 	o.Timeout = DefaultChaosTimeout
 	o.Label = "chaos"
+	o.PlacementRequeueAfter = DefaultChaosPlacementRequeueAfter
 	return ChaosOptions{
 		Options: o,
 		Rate412: DefaultChaosFaultRate, Rate429: DefaultChaosFaultRate, Rate503: DefaultChaosFaultRate / 2,
 		SlowRate: DefaultChaosFaultRate, SlowLatency: DefaultChaosSlowLatency,
 		ClusterServiceFailureRate: DefaultChaosFaultRate,
+		FaultDuration:             DefaultChaosFaultDuration,
 		Kills:                     DefaultChaosKills, KillEvery: DefaultChaosKillEvery, Headroom: DefaultChaosHeadroom,
+		Race: true, SettleGrace: DefaultChaosSettleGrace,
 	}
 }
 
-// ShortChaosOptions is the profile `make test` runs: the same faults on a smaller region,
-// within two minutes.
+// ShortChaosOptions is the profile `make test` runs: the same faults and the same
+// over-demand on a smaller region, with fewer kills over a shorter fault window.
 func ShortChaosOptions() ChaosOptions {
 	c := DefaultChaosOptions()
-	c.ManagementClusters, c.Clusters, c.Rate = 4, 60, 20
-	c.Kills, c.KillEvery = 2, 1500*time.Millisecond
+	c.ManagementClusters, c.Clusters, c.Rate = 4, 60, 6
+	c.FaultDuration, c.Kills, c.KillEvery = 20*time.Second, 3, 5*time.Second
 	c.Timeout = 90 * time.Second
 	return c
 }
@@ -98,8 +115,16 @@ func (c ChaosOptions) Validate() error {
 	if c.Kills < 0 || c.KillEvery <= 0 {
 		errs = append(errs, errors.New("--kills must not be negative and --kill-every must be positive"))
 	}
-	if c.Headroom < 1 {
-		errs = append(errs, fmt.Errorf("--headroom must be at least 1, got %v", c.Headroom))
+	if c.FaultDuration <= 0 || c.SettleGrace <= 0 {
+		errs = append(errs, errors.New("--fault-duration and the settle grace must be positive"))
+	}
+	if c.Headroom <= 0 {
+		errs = append(errs, fmt.Errorf("--headroom must be positive, got %v", c.Headroom))
+	}
+	// The pin violation needs a second shard, the cordons a second MC to place on; the
+	// placed-then-failed cluster is the second cluster.
+	if c.ManagementClusters < 2 || c.Clusters < 2 {
+		errs = append(errs, errors.New("chaos needs at least 2 management clusters and 2 clusters"))
 	}
 	return errors.Join(errs...)
 }
@@ -119,39 +144,45 @@ type ChaosReport struct {
 	// Injected counts the faults that fired, by kind.
 	Injected map[string]int
 	Kills    int
-	// Misplaced is the cluster Cluster Service was made to put elsewhere than pinned.
-	Misplaced string
-	Settled   time.Duration
-	LogDir    string
+	// FaultsOn is how long the faults stayed on.
+	FaultsOn time.Duration
+	// Misplaced is the cluster Cluster Service was made to put elsewhere than pinned;
+	// Failed the one it refused, which the run then marked Failed.
+	Misplaced, Failed string
+	// Samples is how many times the ceilings were checked; Fullest is, per MC, the
+	// highest committed/ceiling over the run.
+	Samples int
+	Fullest []string
+	// FeedPages and FeedErrors are the change-feed pages the checker read and its reads
+	// that failed (under the injected faults).
+	FeedPages, FeedErrors int
+	// Posts is the distribution of create POSTs per cluster.
+	Posts string
+	// Placed and Waiting count the clusters at the end.
+	Placed, Waiting int
+	// Disturbances are the cordons, uncordons and shrinks, in order.
+	Disturbances []string
+	Settled      time.Duration
+	LogDir       string
 }
 
-// Passed reports whether every invariant held.
+// Passed reports whether every invariant held; a report without invariants did not
+// check anything and fails.
 func (r *ChaosReport) Passed() bool {
 	for _, i := range r.Invariants {
 		if !i.Passed() {
 			return false
 		}
 	}
-	return true
+	return len(r.Invariants) > 0
 }
 
-// Write prints each invariant with PASS or FAIL, the first violations of a FAIL, and what
-// was injected.
+// Write prints each invariant with PASS or FAIL and the first violations of a FAIL, then
+// the summary: samples, the fullest committed/ceiling per MC, POSTs per cluster, faults
+// by kind, kills and disturbances.
 func (r *ChaosReport) Write(w io.Writer) {
-	kinds := slices.Sorted(func(yield func(string) bool) {
-		for k := range r.Injected {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	parts := make([]string, 0, len(kinds))
-	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %d", k, r.Injected[k]))
-	}
-	fmt.Fprintf(w, "\ninjected: %s; backend kills %d; pin violation on %s\n", strings.Join(parts, ", "), r.Kills, r.Misplaced)
-	fmt.Fprintf(w, "settled %.1fs after the first creation; logs in %s\n\n", r.Settled.Seconds(), r.LogDir)
-	const shown = 5
+	const shown = 12
+	fmt.Fprintln(w)
 	for _, inv := range r.Invariants {
 		verdict := "PASS"
 		if !inv.Passed() {
@@ -166,66 +197,238 @@ func (r *ChaosReport) Write(w io.Writer) {
 			fmt.Fprintf(w, "      %s\n", v)
 		}
 	}
+	if len(r.Invariants) == 0 {
+		fmt.Fprintln(w, "FAIL  no invariant was checked")
+	}
+	faults := make([]string, 0, len(r.Injected))
+	for _, k := range slices.Sorted(maps.Keys(r.Injected)) {
+		faults = append(faults, fmt.Sprintf("%s %d", k, r.Injected[k]))
+	}
+	fmt.Fprintf(w, "\nsummary\n  samples taken: %d (change-feed pages read %d, failed reads %d)\n  maximum committed/ceiling per management cluster:\n", r.Samples, r.FeedPages, r.FeedErrors)
+	for _, l := range r.Fullest {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+	fmt.Fprintf(w, "  clusters: %d placed, %d waiting for capacity; pin violation on %s; placed then failed: %s\n", r.Placed, r.Waiting, path.Base(r.Misplaced), path.Base(r.Failed))
+	fmt.Fprintf(w, "  %s\n", r.Posts)
+	fmt.Fprintf(w, "  faults by kind (on for %.1fs): %s\n", r.FaultsOn.Seconds(), strings.Join(faults, ", "))
+	fmt.Fprintf(w, "  backend kills: %d\n", r.Kills)
+	fmt.Fprintf(w, "  disturbances: %s\n", strings.Join(r.Disturbances, "; "))
+	fmt.Fprintf(w, "  settled %.1fs after the first creation; logs in %s\n", r.Settled.Seconds(), r.LogDir)
 }
 
-// Chaos runs the pipeline under faults until every cluster is created and placed and
-// every kill done, lifts the faults, waits for the region to settle and checks the invariants.
+// Chaos runs the pipeline under faults, samples the invariants from the change feeds
+// the whole time, lifts the faults once the fault window is over, waits until every
+// cluster is placed and observed or waiting for capacity with the right reason, and
+// checks the end state. The report is returned even when the run fails part-way, with
+// what was sampled until then.
 func Chaos(ctx context.Context, c ChaosOptions) (*ChaosReport, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	c.Nodes = c.tightNodes()
+	c.Nodes = c.sizedNodes()
+	if c.Race && !slices.Contains(c.GoBuildFlags, "-race") {
+		c.GoBuildFlags = append(slices.Clone(c.GoBuildFlags), "-race")
+	}
 	s, err := open(ctx, c.Options)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	report := &ChaosReport{Injected: map[string]int{}, LogDir: s.logDir}
+	r := newChaosRun(s, c)
+	report, err := r.run(ctx)
+	report.LogDir = s.logDir
+	return report, err
+}
 
-	// The pin violation: Cluster Service puts the first cluster elsewhere than pinned.
-	first, err := localregion.NewClusterDocument(1, false, time.Now())
-	if err != nil {
-		return nil, err
+// sizedNodes sizes every MC so that the ceilings add up to about Headroom times the
+// clusters' cost: no less when Headroom is above 1, no more when below, so that an
+// over-demand run really has too little room.
+func (c ChaosOptions) sizedNodes() int {
+	if c.Nodes > 0 {
+		return c.Nodes
 	}
-	report.Misplaced = strings.ToLower(first.ResourceID)
-	s.region.cs.MisplaceOnCreate(path.Base(first.ResourceID))
+	var cost float64
+	for n := 1; n <= c.Clusters; n++ {
+		cost += float64(clusterCost(c.SingleReplicaEvery > 0 && n%c.SingleReplicaEvery == 0))
+	}
+	perMC := cost * c.Headroom / float64(c.ManagementClusters) / float64(mcsim.DefaultNodeSwiftNICs)
+	if c.Headroom < 1 {
+		return max(int(math.Floor(perMC)), 1)
+	}
+	return int(math.Ceil(perMC))
+}
+
+// clusterCost is a cluster's swift NICs as placement counts them.
+func clusterCost(singleReplica bool) int64 {
+	nics := placement.DefaultConfig().Resources[0]
+	if singleReplica {
+		return nics.SingleReplica.Value()
+	}
+	return nics.HA.Value()
+}
+
+// chaosRun is one chaos run's state beyond the session's.
+type chaosRun struct {
+	s   *session
+	c   ChaosOptions
+	cfg placement.Config
+	t0  time.Time
+
+	view *feedView
+	// watchMu guards watch, which the view's goroutine feeds.
+	watchMu sync.Mutex
+	watch   *ceilingWatch
+
+	// misplaced and failed are the lowercased resource IDs of the clusters Cluster
+	// Service misplaces and refuses.
+	misplaced, failed string
+
+	mu           sync.Mutex
+	disturbances []string
+	cordons      int
+	uncordons    int
+	shrinks      int
+	markedFailed bool
+	// nodes is each MC's worker node maximum, by stamp number, once lowered.
+	nodes map[int]int
+}
+
+func newChaosRun(s *session, c ChaosOptions) *chaosRun {
+	return &chaosRun{s: s, c: c, cfg: placement.DefaultConfig(), watch: newCeilingWatch(placement.DefaultConfig()), nodes: map[int]int{}}
+}
+
+func (r *chaosRun) since() time.Duration { return time.Since(r.t0) }
+
+func (r *chaosRun) note(format string, args ...any) {
+	line := fmt.Sprintf("%.1fs ", r.since().Seconds()) + fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.disturbances = append(r.disturbances, line)
+	r.mu.Unlock()
+	r.s.progressf("[%6.1fs] %s", r.since().Seconds(), fmt.Sprintf(format, args...))
+}
+
+// singleReplica answers for the clusters the run created.
+func (r *chaosRun) singleReplica(key string) (bool, bool) {
+	r.s.seededMu.Lock()
+	defer r.s.seededMu.Unlock()
+	single, ours := r.s.singleReplica[key]
+	return single, ours
+}
+
+// sample checks the ceilings against the view as it is now.
+func (r *chaosRun) sample() {
+	snap := r.view.snapshot(r.since(), r.singleReplica)
+	r.watchMu.Lock()
+	r.watch.observe(snap)
+	r.watchMu.Unlock()
+}
+
+func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
+	s, c := r.s, r.c
+	report := &ChaosReport{Injected: map[string]int{}}
+	r.t0 = time.Now()
+	s.began = r.t0
+	viewCtx, stopView := context.WithCancel(ctx)
+	viewDone := make(chan struct{})
+	r.view = newFeedView(s.region.checkerStore, s.o.PollInterval/2, s.region.logger.With("component", "checker"))
+	r.view.onSample = r.sample
+	go func() {
+		defer close(viewDone)
+		r.view.Run(viewCtx)
+	}()
+	stop := func() {
+		stopView()
+		<-viewDone
+	}
+	defer stop()
+	// Whatever happens from here, the report says what the samples saw.
+	defer func() {
+		r.watchMu.Lock()
+		report.Samples, report.Fullest = r.watch.samples, r.watch.fullestLines()
+		r.watchMu.Unlock()
+		report.FeedPages, report.FeedErrors, _ = r.view.counts()
+		r.mu.Lock()
+		report.Disturbances = slices.Clone(r.disturbances)
+		r.mu.Unlock()
+	}()
+	if !r.view.waitCaughtUp(ctx) {
+		return report, fmt.Errorf("the checker's change-feed reader never completed a poll: %w", ctx.Err())
+	}
+
+	// Cluster Service: a double create shows as two clusters; cluster 1's pin is
+	// ignored; cluster 2 is refused, and the run marks it Failed once placed.
+	s.region.cs.AcceptDuplicateNames(true)
+	for n, target := range map[int]*string{1: &r.misplaced, 2: &r.failed} {
+		doc, err := localregion.NewClusterDocument(n, false, time.Now())
+		if err != nil {
+			return report, err
+		}
+		*target = strings.ToLower(doc.ResourceID)
+	}
+	report.Misplaced, report.Failed = r.misplaced, r.failed
+	s.region.cs.MisplaceOnCreate(path.Base(r.misplaced))
+	s.region.cs.RejectCreate(path.Base(r.failed))
 
 	emuFaults, err := c.injectEmulatorFaults(ctx, s.region.emu)
 	if err != nil {
-		return nil, err
+		return report, err
 	}
 	// The fake reads a zero rate as "always": no rate, no fault.
 	var csFault string
 	if c.ClusterServiceFailureRate > 0 {
 		if csFault, err = s.region.cs.InjectFault(clusterservicefake.Fault{PathPrefix: clusterservicefake.ClustersPath, Status: 503, Rate: c.ClusterServiceFailureRate}); err != nil {
-			return nil, err
+			return report, err
 		}
 	}
-	s.progressf("faults on: emulator 412 %.0f%%, 429 %.0f%%, 503 %.0f%%, +%s on %.0f%%; Cluster Service 503 %.0f%%; %d backend kills",
-		100*c.Rate412, 100*c.Rate429, 100*c.Rate503, c.SlowLatency, 100*c.SlowRate, 100*c.ClusterServiceFailureRate, c.Kills)
+	faultsOn := time.Now()
+	s.progressf("faults on for at least %s: emulator 412 %.0f%%, 429 %.0f%%, 503 %.0f%%, +%s on %.0f%%; Cluster Service 503 %.0f%%; %d backend kills, one every %s",
+		c.FaultDuration, 100*c.Rate412, 100*c.Rate429, 100*c.Rate503, c.SlowLatency, 100*c.SlowRate, 100*c.ClusterServiceFailureRate, c.Kills, c.KillEvery)
 
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	var bg sync.WaitGroup
+	bgErrs := make(chan error, 4)
+	goBackground := func(f func(context.Context) error) {
+		bg.Go(func() {
+			if err := f(bgCtx); err != nil && bgCtx.Err() == nil {
+				bgErrs <- err
+			}
+		})
+	}
+	// The MC cordoned from the start takes no cluster until it is shrunk and uncordoned.
+	if err := r.cordon(ctx, c.ManagementClusters, true); err != nil {
+		return report, err
+	}
 	killed := make(chan error, 1)
-	killCtx, stopKilling := context.WithCancel(ctx)
-	defer stopKilling()
-	go func() { killed <- s.killBackends(killCtx, c.Kills, c.KillEvery) }()
+	go func() { killed <- s.killBackends(bgCtx, c.Kills, c.KillEvery) }()
+	disturbed := make(chan error, 1)
+	go func() { disturbed <- r.disturb(bgCtx, faultsOn) }()
+	goBackground(r.failPlaced)
+	seedCtx, stopSeeding := context.WithCancel(bgCtx)
+	defer stopSeeding()
+	seeded := make(chan error, 1)
+	go func() { seeded <- r.seedServiceProviderClusters(seedCtx) }()
+
 	if err := s.createClusters(ctx); err != nil {
-		return nil, err
+		return report, err
 	}
 	if err := <-killed; err != nil {
-		return nil, err
+		return report, err
 	}
 	for _, p := range s.procs {
 		report.Kills += p.killCount()
 	}
-	// Every placement happens under the faults.
-	if _, err := s.waitUntil(ctx, "placed under faults", func(p progress) bool { return p.placed == c.Clusters }); err != nil {
-		return nil, err
+	if err := <-disturbed; err != nil {
+		return report, err
+	}
+	if !sleepCtx(ctx, time.Until(faultsOn.Add(c.FaultDuration))) {
+		return report, ctx.Err()
 	}
 
 	// Lift the faults, counting what fired.
 	statuses, err := s.region.emu.Faults(ctx)
 	if err != nil {
-		return nil, err
+		return report, err
 	}
 	for _, f := range statuses {
 		if kind, ours := emuFaults[f.ID]; ours {
@@ -238,43 +441,46 @@ func Chaos(ctx context.Context, c ChaosOptions) (*ChaosReport, error) {
 		}
 	}
 	if err := s.region.emu.ClearFaults(ctx); err != nil {
-		return nil, err
+		return report, err
 	}
 	s.region.cs.ClearFaults()
-	s.progressf("faults off; waiting for the region to settle")
+	report.FaultsOn = time.Since(faultsOn)
+	s.progressf("[%6.1fs] faults off after %.1fs; waiting for every cluster to be placed and observed or to wait for capacity", r.since().Seconds(), report.FaultsOn.Seconds())
 
-	if _, err := s.waitUntil(ctx, "settled", func(p progress) bool { return p.settled(c.Clusters) }); err != nil {
-		return nil, err
+	settleErr := r.settle(ctx)
+	report.Settled = r.since()
+	stopSeeding()
+	if err := <-seeded; err != nil && !errors.Is(err, context.Canceled) {
+		return report, err
 	}
-	report.Settled = time.Since(s.began)
-	report.Invariants, err = s.checkInvariants(ctx, report.Misplaced)
+	stopBackground()
+	bg.Wait()
+	close(bgErrs)
+	if err := errors.Join(collect(bgErrs)...); err != nil {
+		return report, err
+	}
+
+	end, err := r.checkEnd(ctx)
 	if err != nil {
-		return nil, err
+		return report, err
+	}
+	// A last sample of the settled store, straight from it rather than the feeds.
+	r.watchMu.Lock()
+	r.watch.observe(end.view.snapshot(r.since(), r.singleReplica))
+	ceilings := r.watch.invariant()
+	r.watchMu.Unlock()
+	stop()
+
+	log := s.region.cs.Requests()
+	p := countPosts(log)
+	report.Posts = p.distribution()
+	report.Placed, report.Waiting = len(end.placed), end.waiting
+	report.Invariants = append([]Invariant{ceilings, p.invariant(end.placed, []string{r.failed})}, end.invariants...)
+	report.Invariants = append(report.Invariants, r.exercised(report, p, end))
+	if settleErr != nil {
+		report.Invariants = append(report.Invariants, Invariant{Name: "the region settles", Violations: []string{settleErr.Error()}})
 	}
 	return report, nil
-}
-
-// tightNodes sizes every MC so that the ceilings add up to Headroom times the clusters'
-// cost.
-func (c ChaosOptions) tightNodes() int {
-	if c.Nodes > 0 {
-		return c.Nodes
-	}
-	var cost float64
-	for n := 1; n <= c.Clusters; n++ {
-		cost += float64(clusterCost(c.SingleReplicaEvery > 0 && n%c.SingleReplicaEvery == 0))
-	}
-	perMC := cost * c.Headroom / float64(c.ManagementClusters)
-	return int(perMC/float64(mcsim.DefaultNodeSwiftNICs)) + 1
-}
-
-// clusterCost is a cluster's swift NICs as placement counts them.
-func clusterCost(singleReplica bool) int64 {
-	nics := placement.DefaultConfig().Resources[0]
-	if singleReplica {
-		return nics.SingleReplica.Value()
-	}
-	return nics.HA.Value()
 }
 
 // injectEmulatorFaults turns the rate faults on and returns their kinds by fault ID.
@@ -321,208 +527,4 @@ func (s *session) killBackends(ctx context.Context, kills int, every time.Durati
 		}
 	}
 	return nil
-}
-
-// panicPattern matches what a Go panic or a recovered controller panic leaves in a log.
-var panicPattern = regexp.MustCompile(`(?i)\bpanic\b|goroutine \d+ \[running\]`)
-
-// checkInvariants reads the settled region straight from the store and Cluster Service.
-func (s *session) checkInvariants(ctx context.Context, misplaced string) ([]Invariant, error) {
-	resources := s.region.store.Container(api.ResourcesContainer)
-	fleet := s.region.store.Container(api.FleetContainer)
-	spcs, err := database.ListDecoded[api.ServiceProviderClusterProperties](ctx, resources, api.ServiceProviderClusterResourceType)
-	if err != nil {
-		return nil, err
-	}
-	mcs, err := database.ListDecoded[api.ManagementClusterProperties](ctx, fleet, api.ManagementClusterResourceType)
-	if err != nil {
-		return nil, err
-	}
-	schedulings, err := database.ListDecoded[api.ManagementClusterSchedulingProperties](ctx, fleet, api.ManagementClusterSchedulingResourceType)
-	if err != nil {
-		return nil, err
-	}
-	created := s.obs.createdAt()
-
-	// Every cluster: one SPC with a spec, and one cluster in Cluster Service.
-	oneSpec := Invariant{Name: "every cluster has exactly one spec (one SPC with spec.managementClusterResourceID, one Cluster Service cluster)"}
-	specs := map[string][]string{}
-	for _, spc := range spcs {
-		rid, err := spc.ParsedResourceID()
-		if err != nil {
-			return nil, err
-		}
-		if mc := spc.Properties.IntendedManagementCluster(); mc != "" {
-			specs[rid.Parent().Key()] = append(specs[rid.Parent().Key()], mc)
-		}
-	}
-	inCS, err := s.clustersInClusterService(mcs)
-	if err != nil {
-		return nil, err
-	}
-	for cluster := range created {
-		if n := len(specs[cluster]); n != 1 {
-			oneSpec.Violations = append(oneSpec.Violations, fmt.Sprintf("%s has %d specs", cluster, n))
-		}
-		if n := len(inCS[cluster]); n != 1 {
-			oneSpec.Violations = append(oneSpec.Violations, fmt.Sprintf("%s is %d times in Cluster Service", cluster, n))
-		}
-	}
-
-	// Status equals spec, but for the injected violation, which the metrics report.
-	statusIsSpec := Invariant{Name: "status equals spec, except the injected pin violation, which backend_cluster_info reports as a mismatch"}
-	for _, spc := range spcs {
-		rid, _ := spc.ParsedResourceID()
-		cluster := rid.Parent().Key()
-		if _, ours := created[cluster]; !ours {
-			continue
-		}
-		spec, status := spc.Properties.IntendedManagementCluster(), strings.ToLower(spc.Properties.ObservedManagementCluster())
-		switch {
-		case cluster == misplaced && status == spec:
-			statusIsSpec.Violations = append(statusIsSpec.Violations, fmt.Sprintf("%s was misplaced by Cluster Service but its status says %s, its spec", cluster, status))
-		case cluster != misplaced && status != spec:
-			statusIsSpec.Violations = append(statusIsSpec.Violations, fmt.Sprintf("%s: spec %s, status %s", cluster, spec, status))
-		}
-	}
-	statusIsSpec.Violations = append(statusIsSpec.Violations, s.mismatchReported(ctx, misplaced)...)
-
-	// No MC committed past its ceiling by placement: the clusters whose spec names it.
-	ceilings := Invariant{Name: "no management cluster is committed past its scale ceiling by placement"}
-	committed := map[string]int64{}
-	var fullest struct{ committed, ceiling int64 }
-	for cluster, mcsOf := range specs {
-		if _, ours := created[cluster]; ours && len(mcsOf) > 0 {
-			committed[mcsOf[0]] += clusterCost(s.isSingleReplica(cluster))
-		}
-	}
-	for _, sched := range schedulings {
-		rid, _ := sched.ParsedResourceID()
-		mc := rid.Parent().Key()
-		ceiling, ok := swiftNICCeiling(sched)
-		if !ok {
-			ceilings.Violations = append(ceilings.Violations, fmt.Sprintf("%s has no swift NIC ceiling", mc))
-			continue
-		}
-		if committed[mc] > ceiling {
-			ceilings.Violations = append(ceilings.Violations, fmt.Sprintf("%s: %d swift NICs committed, ceiling %d", mc, committed[mc], ceiling))
-		}
-		if fullest.ceiling == 0 || committed[mc]*fullest.ceiling > fullest.committed*ceiling {
-			fullest.committed, fullest.ceiling = committed[mc], ceiling
-		}
-	}
-	ceilings.Name += fmt.Sprintf(" (fullest: %d of %d swift NICs)", fullest.committed, fullest.ceiling)
-
-	noReservation := Invariant{Name: "no reservation remains after settling"}
-	for _, sched := range schedulings {
-		if st := sched.Properties.Status; st != nil && len(st.PendingAssignedClusters) > 0 {
-			noReservation.Violations = append(noReservation.Violations, fmt.Sprintf("%s still reserves %v", sched.ResourceID, st.PendingAssignedClusters))
-		}
-	}
-
-	noFieldLost := Invariant{Name: fmt.Sprintf("no document lost a field it had at the start (%d seeded fields)", len(s.seeded))}
-	if noFieldLost.Violations, err = lostFields(ctx, s.region.store, s.seeded); err != nil {
-		return nil, err
-	}
-	if len(s.seeded) == 0 {
-		noFieldLost.Violations = append(noFieldLost.Violations, "nothing was seeded")
-	}
-
-	noPanic := Invariant{Name: "no panic in any log"}
-	if noPanic.Violations, err = panicsInLogs(s.logDir); err != nil {
-		return nil, err
-	}
-	return []Invariant{oneSpec, statusIsSpec, ceilings, noReservation, noFieldLost, noPanic}, nil
-}
-
-// isSingleReplica is whether the run created the cluster single-replica.
-func (s *session) isSingleReplica(cluster string) bool {
-	s.seededMu.Lock()
-	defer s.seededMu.Unlock()
-	return s.singleReplica[cluster]
-}
-
-// clustersInClusterService lists, by lowercased Azure resource ID, the Cluster Service
-// clusters on every MC's shard.
-func (s *session) clustersInClusterService(mcs []*api.ManagementCluster) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, mc := range mcs {
-		st := mc.Properties.Status
-		if st == nil || st.ClusterServiceProvisionShardID == "" {
-			continue
-		}
-		shard, err := clusterservice.ParseShardHREF(st.ClusterServiceProvisionShardID)
-		if err != nil {
-			return nil, err
-		}
-		clusters, err := s.region.cs.ClustersOnShard(shard)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range clusters {
-			if rid, ok := mcsim.AzureResourceID(c); ok {
-				out[strings.ToLower(rid)] = append(out[strings.ToLower(rid)], c.ID())
-			}
-		}
-	}
-	return out, nil
-}
-
-// mismatchReported checks that every live replica's backend_cluster_info reports the
-// misplaced cluster, and only it, as a mismatch.
-func (s *session) mismatchReported(ctx context.Context, misplaced string) []string {
-	var problems []string
-	for _, p := range s.procs {
-		c, err := p.counters(ctx)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", p.name, err))
-			continue
-		}
-		if !slices.Equal(c.mismatched, []string{misplaced}) {
-			problems = append(problems, fmt.Sprintf("%s reports mismatches %v, want [%s]", p.name, c.mismatched, misplaced))
-		}
-		if c.panics > 0 {
-			problems = append(problems, fmt.Sprintf("%s counted %v controller panics", p.name, c.panics))
-		}
-	}
-	return problems
-}
-
-func swiftNICCeiling(s *api.ManagementClusterScheduling) (int64, bool) {
-	st := s.Properties.Status
-	if st == nil || st.ScaleCeiling == nil {
-		return 0, false
-	}
-	q, err := placement.ParseQuantity(st.ScaleCeiling.Capacity[api.SwiftNIC])
-	if err != nil {
-		return 0, false
-	}
-	return q.Value(), true
-}
-
-// panicsInLogs returns each log line that shows a panic.
-func panicsInLogs(dir string) ([]string, error) {
-	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
-	if err != nil {
-		return nil, err
-	}
-	var found []string
-	for _, path := range logs {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for line := 1; sc.Scan(); line++ {
-			if panicPattern.MatchString(sc.Text()) {
-				found = append(found, fmt.Sprintf("%s:%d: %.200s", filepath.Base(path), line, sc.Text()))
-			}
-		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, err)
-		}
-	}
-	return found, nil
 }

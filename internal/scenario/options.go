@@ -80,6 +80,9 @@ type Options struct {
 	// SeedExtraFields adds fields hcpsched does not know to every cluster, management
 	// cluster and scheduling document, for the no-field-lost invariant.
 	SeedExtraFields bool
+	// PlacementRequeueAfter is the backend binary's wait before it evaluates again a
+	// cluster that fits nowhere; 0 is a second.
+	PlacementRequeueAfter time.Duration
 }
 
 // DefaultOptions is one bench run on the memory store with 20 workers.

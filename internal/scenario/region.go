@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
@@ -48,13 +51,61 @@ type region struct {
 	// store is the region's own handle: the memory store itself, or a Cosmos client of
 	// its own whose requests are not the backend's.
 	store database.Store
-	emu   *emulator.Emulator
-	cs    *fake.Server
-	csURL string
+	// checkerStore is the chaos checker's own handle: its change-feed reads must not wait
+	// out the region client's retry back-off under injected faults, since a failed read
+	// is simply made again.
+	checkerStore database.Store
+	emu          *emulator.Emulator
+	cs           *fake.Server
+	csURL        string
+
+	// pools are the MCs' agent pools; the chaos run shrinks an MC through them.
+	pools *shrinkablePools
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	closers []func()
+}
+
+// shrinkablePools serves the static agent pools, except for the MCs given fewer nodes at
+// most, as an operator lowering a worker pool's autoscaler maximum would: the fleet's
+// ScaleCeiling then lowers the MC's ceiling on its next pass.
+type shrinkablePools struct {
+	base agentpools.Source
+	mu   sync.Mutex
+	// maxNodes caps the worker pools of an AKS cluster, by lowercased resource ID.
+	maxNodes map[string]int32
+}
+
+func (p *shrinkablePools) List(ctx context.Context, aksResourceID string) ([]agentpools.Pool, error) {
+	pools, err := p.base.List(ctx, aksResourceID)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	limit, capped := p.maxNodes[strings.ToLower(aksResourceID)]
+	p.mu.Unlock()
+	if !capped {
+		return pools, nil
+	}
+	out := make([]agentpools.Pool, len(pools))
+	for i, pool := range pools {
+		if pool.IsWorker() {
+			pool.Count, pool.EnableAutoScaling, pool.MaxCount = min(pool.Count, limit), true, &limit
+		}
+		out[i] = pool
+	}
+	return out, nil
+}
+
+// limit caps the worker pools of one AKS cluster at nodes.
+func (p *shrinkablePools) limit(aksResourceID string, nodes int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.maxNodes == nil {
+		p.maxNodes = map[string]int32{}
+	}
+	p.maxNodes[strings.ToLower(aksResourceID)] = int32(nodes)
 }
 
 // startRegion starts the store and everything around the backend, and returns once every
@@ -140,6 +191,7 @@ func (r *region) kubeApplierContainers() []string {
 func (r *region) startStore(ctx context.Context) error {
 	if r.o.Store == StoreMemory {
 		r.store = memory.New()
+		r.checkerStore = r.store
 		return nil
 	}
 	emuLog, err := os.Create(filepath.Join(r.logDir, "emulator.log"))
@@ -165,7 +217,10 @@ func (r *region) startStore(ctx context.Context) error {
 		return fmt.Errorf("creating the emulator's layout: %w", err)
 	}
 	r.store = store
-	return nil
+	r.checkerStore, err = cosmos.Open(cosmos.Config{Endpoint: emu.Endpoint, Key: emu.Key, Database: cosmos.DefaultDatabase,
+		ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: 1, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 100 * time.Millisecond}},
+	}, prometheus.NewRegistry())
+	return err
 }
 
 // startClusterService serves the fake Cluster Service on loopback, where backend children
@@ -207,10 +262,11 @@ func (r *region) startFleet(ctx, runCtx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pools, err := agentpools.ParseStatic(poolsJSON)
+	static, err := agentpools.ParseStatic(poolsJSON)
 	if err != nil {
 		return err
 	}
+	r.pools = &shrinkablePools{base: static}
 	sizes, err := capacity.LoadVMSizes("")
 	if err != nil {
 		return err
@@ -222,7 +278,7 @@ func (r *region) startFleet(ctx, runCtx context.Context) error {
 	}
 	r.closers = append(r.closers, func() { _ = cs.Close() })
 	app, err := fleetapp.New(fleetapp.Config{
-		Store: r.store, ClusterService: cs, AgentPools: pools, VMSizes: sizes, Region: localregion.DefaultRegion,
+		Store: r.store, ClusterService: cs, AgentPools: r.pools, VMSizes: sizes, Region: localregion.DefaultRegion,
 		Workers: fleetWorkers, ResyncPeriod: controllers.DefaultResyncPeriod,
 		CapacityPollInterval: r.o.ReportInterval, ScaleCeilingInterval: fleetScaleCeilingInterval,
 		Registerer: prometheus.NewRegistry(), Logger: logger,

@@ -198,9 +198,13 @@ func (s *session) counters(ctx context.Context) (counters, error) {
 }
 
 // createClusters creates the run's clusters as a burst from DefaultCreators writers, or
-// one every 1/Rate seconds, and returns once all are stored.
+// one every 1/Rate seconds, and returns once all are stored. The run's clock starts
+// here unless it already runs.
 func (s *session) createClusters(ctx context.Context) error {
-	s.began = time.Now()
+	// A chaos run sets it first: its goroutines read it while the clusters are created.
+	if s.began.IsZero() {
+		s.began = time.Now()
+	}
 	s.progressf("creating %d clusters %s", s.o.Clusters, map[bool]string{true: "as a burst", false: fmt.Sprintf("at %.1f/s", s.o.Rate)}[s.o.Rate == 0])
 	next := make(chan int)
 	errs := make(chan error, s.o.Clusters)
@@ -261,7 +265,7 @@ func (s *session) createCluster(ctx context.Context, n int) error {
 	}
 	if s.o.SeedExtraFields {
 		var seeded []seededField
-		if doc, seeded, err = withExtras(doc, api.ResourcesContainer, nil, []string{"properties"}, []string{"properties", "serviceProviderProperties"}); err != nil {
+		if doc, seeded, err = withExtras(doc, api.ResourcesContainer, clusterSeeds); err != nil {
 			return err
 		}
 		s.addSeeded(seeded)
@@ -350,16 +354,15 @@ func (s *session) addSeeded(seeded []seededField) {
 }
 
 // seedFleet gives every management cluster and scheduling document fields hcpsched does
-// not know, at each level its controllers write.
+// not know, at each level its controllers write and in every element of their condition
+// arrays, and a condition of another component next to hcpsched's.
 func (s *session) seedFleet(ctx context.Context) error {
 	fleet := s.region.store.Container(api.FleetContainer)
-	mcs, err := seedStored[api.ManagementClusterProperties](ctx, fleet, api.ManagementClusterResourceType,
-		nil, []string{"properties"}, []string{"properties", "spec"}, []string{"properties", "status"})
+	mcs, err := seedStored[api.ManagementClusterProperties](ctx, fleet, api.ManagementClusterResourceType, mcSeeds)
 	if err != nil {
 		return err
 	}
-	schedulings, err := seedStored[api.ManagementClusterSchedulingProperties](ctx, fleet, api.ManagementClusterSchedulingResourceType,
-		nil, []string{"properties"}, []string{"properties", "status"}, []string{"properties", "status", "scaleCeiling"})
+	schedulings, err := seedStored[api.ManagementClusterSchedulingProperties](ctx, fleet, api.ManagementClusterSchedulingResourceType, schedulingSeeds)
 	if err != nil {
 		return err
 	}

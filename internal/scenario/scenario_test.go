@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // small is a region that settles in seconds on the memory store.
@@ -96,15 +99,26 @@ func TestNodesHoldTheClustersWithHeadroom(t *testing.T) {
 	o.Nodes = 7
 	assert.Equal(t, 7, o.nodes(3, 16))
 
+	// What the clusters cost: every 8th is single-replica.
+	cost := func(c ChaosOptions) float64 {
+		single := c.Clusters / c.SingleReplicaEvery
+		return float64(3*(c.Clusters-single) + single)
+	}
+	for name, c := range map[string]ChaosOptions{"default": DefaultChaosOptions(), "short": ShortChaosOptions()} {
+		t.Run(name, func(t *testing.T) {
+			ceilings := float64(c.sizedNodes() * 16 * c.ManagementClusters)
+			assert.LessOrEqual(t, ceilings, 0.8*cost(c), "demand exceeds capacity")
+			assert.Greater(t, ceilings, 0.6*cost(c), "yet most clusters fit")
+		})
+	}
 	c := DefaultChaosOptions()
-	n := c.tightNodes()
-	assert.Less(t, float64(n*16*c.ManagementClusters), 2*float64(c.Clusters*3), "tight enough that a double commit shows")
-	assert.GreaterOrEqual(t, float64(n*16*c.ManagementClusters), c.Headroom*float64(c.Clusters)*2.5)
+	c.Headroom = 1.25
+	assert.GreaterOrEqual(t, float64(c.sizedNodes()*16*c.ManagementClusters), 1.25*cost(c), "room to spare when asked")
 }
 
-// TestInvariantsCatchWhatTheyClaim settles a seeded region, finds every invariant
-// holding, then breaks each one in the store or the logs and expects it to fail.
-func TestInvariantsCatchWhatTheyClaim(t *testing.T) {
+// TestEndStateChecksCatchWhatTheyClaim settles a seeded region, finds every end-state
+// check holding, then breaks each one in the store or the logs and expects it to fail.
+func TestEndStateChecksCatchWhatTheyClaim(t *testing.T) {
 	o := small(t)
 	o.SeedExtraFields = true
 	// 32 swift NICs per MC hold a third of the clusters' 60, not all of them.
@@ -117,13 +131,28 @@ func TestInvariantsCatchWhatTheyClaim(t *testing.T) {
 	require.NoError(t, s.createClusters(ctx))
 	_, err = s.waitUntil(ctx, "settled", func(p progress) bool { return p.settled(o.Clusters) })
 	require.NoError(t, err)
-
-	invariants, err := s.checkInvariants(ctx, "")
+	resources := s.region.store.Container(api.ResourcesContainer)
+	spcSeeded, err := seedStored[api.ServiceProviderClusterProperties](ctx, resources, api.ServiceProviderClusterResourceType, spcSeeds)
 	require.NoError(t, err)
-	require.Len(t, invariants, 6)
-	for _, inv := range invariants {
+	s.addSeeded(spcSeeded)
+
+	cfg := placement.DefaultConfig()
+	in := endInputs{created: keysOf(s.obs.createdAt()), singleReplica: func(key string) (bool, bool) {
+		s.seededMu.Lock()
+		defer s.seededMu.Unlock()
+		single, ours := s.singleReplica[key]
+		return single, ours
+	}}
+	end, err := s.checkEndState(ctx, in, cfg)
+	require.NoError(t, err)
+	require.Len(t, end.invariants, 7)
+	for _, inv := range end.invariants {
 		assert.True(t, inv.Passed(), "%s: %v", inv.Name, inv.Violations)
 	}
+	assert.Len(t, end.placed, o.Clusters)
+	watch := newCeilingWatch(cfg)
+	watch.observe(end.view.snapshot(0, in.singleReplica))
+	assert.True(t, watch.invariant().Passed(), watch.invariant().Violations)
 	require.NotEmpty(t, s.seeded)
 
 	// Break them: the backend and the fleet must be stopped first, or they would repair
@@ -133,7 +162,6 @@ func TestInvariantsCatchWhatTheyClaim(t *testing.T) {
 	}
 	s.backends = nil
 	s.region.stopWriters()
-	resources := s.region.store.Container(api.ResourcesContainer)
 	fleet := s.region.store.Container(api.FleetContainer)
 
 	spcs, err := database.ListDecoded[api.ServiceProviderClusterProperties](ctx, resources, api.ServiceProviderClusterResourceType)
@@ -160,68 +188,108 @@ func TestInvariantsCatchWhatTheyClaim(t *testing.T) {
 	for _, spc := range spcs[1:] {
 		update := spc.DeepCopy()
 		update.Properties.Spec.ManagementClusterResourceID = strings.ToLower(other)
+		update.Properties.Status.ManagementClusterResourceID = ""
 		_, err := database.Replace(ctx, resources, update)
 		require.NoError(t, err)
 	}
 
-	// A cluster without its SPC, so without a spec.
+	// A cluster without its SPC: no spec, yet in Cluster Service, and no reason to wait.
 	last, err := resources.Get(ctx, spcs[len(spcs)-1].PartitionKey, spcs[len(spcs)-1].ID)
 	require.NoError(t, err)
 	require.NoError(t, resources.Delete(ctx, last.PartitionKey, last.ID, last.ETag))
 
-	// A reservation left behind, and a seeded field lost with it.
+	// A reservation left behind, and seeded fields lost with it: the status's own and
+	// those of its condition elements.
 	sched := schedulings[0].DeepCopy()
 	sched.Properties.Status.PendingAssignedClusters = []string{"/subscriptions/x/resourcegroups/y/providers/microsoft.redhatopenshift/hcpopenshiftclusters/z"}
 	sched.Properties.Status.Object = api.Object{}
+	sched.Properties.Status.Conditions = sched.Properties.Status.Conditions[:1]
+	sched.Properties.Status.Conditions[0].Object = api.Object{}
 	_, err = database.Replace(ctx, fleet, sched)
 	require.NoError(t, err)
 
-	// A panic in a log.
+	// A panic in one log, a race report in another.
 	require.NoError(t, os.WriteFile(filepath.Join(s.logDir, "backend-9.log"), []byte("panic: runtime error: index out of range\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(s.logDir, "backend-8.log"), []byte("==================\nWARNING: DATA RACE\nWrite at 0x00c000123 by goroutine 7:\n"), 0o644))
 
-	invariants, err = s.checkInvariants(ctx, "")
+	end, err = s.checkEndState(ctx, in, cfg)
 	require.NoError(t, err)
-	failed := map[string]bool{}
-	for _, inv := range invariants {
-		failed[inv.Name] = !inv.Passed()
+	for _, inv := range end.invariants {
+		assert.False(t, inv.Passed(), "%s should fail", inv.Name)
 	}
-	assert.Equal(t, map[string]bool{
-		invariants[0].Name: true,
-		invariants[1].Name: true,
-		invariants[2].Name: true,
-		invariants[3].Name: true,
-		invariants[4].Name: true,
-		invariants[5].Name: true,
-	}, failed)
+	watch.observe(end.view.snapshot(time.Second, in.singleReplica))
+	ceilings := watch.invariant()
+	require.False(t, ceilings.Passed())
+	assert.Contains(t, ceilings.Violations[1], "sample 2 at 1.0s: "+other)
 
-	report := &ChaosReport{Invariants: invariants, Injected: map[string]int{"emulator 412": 3}}
+	report := &ChaosReport{Invariants: append([]Invariant{ceilings}, end.invariants...), Injected: map[string]int{"emulator 412": 3}}
 	var out bytes.Buffer
 	report.Write(&out)
 	assert.False(t, report.Passed())
-	assert.Contains(t, out.String(), "FAIL  no reservation remains after settling")
-	assert.Contains(t, out.String(), "FAIL  every cluster has exactly one spec")
-	assert.Contains(t, out.String(), "has 0 specs")
+	for _, want := range []string{
+		"FAIL  no management cluster is committed past its scale ceiling at any of 2 samples",
+		"FAIL  no reservation remains after settling",
+		"FAIL  every placed cluster is in Cluster Service once",
+		"has no spec but is 1 times in Cluster Service",
+		"FAIL  no data race reported by any process",
+		"backend-8.log:2: WARNING: DATA RACE",
+		"conditions[type=" + foreignConditionType + "]." + extraField,
+		"samples taken: 0",
+	} {
+		assert.Contains(t, out.String(), want)
+	}
 }
 
-// TestShortChaos is the short chaos profile: two backend replicas on the emulator, faults
-// from the emulator and Cluster Service, kills, a pin violation; every invariant must hold.
+// A chaos run that did nothing fails, whatever its invariants say: no samples, no
+// clusters, no POSTs, no faults, no kills, no disturbance.
+func TestAnEmptyChaosRunFails(t *testing.T) {
+	c := DefaultChaosOptions()
+	s := &session{o: c.Options, obs: &observer{created: map[string]time.Time{}}, singleReplica: map[string]bool{}}
+	r := newChaosRun(s, c)
+	r.view = newFeedView(memory.New(), time.Second, slog.New(slog.DiscardHandler))
+	inv := r.exercised(&ChaosReport{Injected: map[string]int{}}, countPosts(nil), endState{})
+	require.False(t, inv.Passed())
+	for _, want := range []string{
+		"samples taken from the change feeds: 0 (0 pages)",
+		"clusters created: 0 of 600",
+		"clusters placed: 0",
+		"create POSTs in Cluster Service's request log: 0, for 0 clusters created",
+		"backend kills: 0 of 8",
+		"emulator 412 faults hit: 0",
+		"Cluster Service 503 faults hit: 0",
+		"cordons 0, uncordons 0, shrinks 0 (at least 2, 2 and 1)",
+		"seeded condition element fields: 0",
+		"the backend was built with the race detector",
+	} {
+		assert.Contains(t, inv.Violations, want)
+	}
+	assert.False(t, (&ChaosReport{}).Passed(), "a report that checked nothing fails")
+}
+
+// TestShortChaos is the short chaos profile: two backend replicas on the emulator, more
+// demand than capacity, faults from the emulator and Cluster Service for 20 s, kills, a
+// pin violation, a placed-then-failed cluster, cordons and a shrink; every invariant
+// must hold at every sample.
 func TestShortChaos(t *testing.T) {
 	c := ShortChaosOptions()
 	c.OutputDir = t.TempDir()
-	if raceEnabled {
-		c.GoBuildFlags = []string{"-race"}
-	}
 	var out bytes.Buffer
 	c.Progress = &out
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	report, err := Chaos(ctx, c)
+	if report != nil {
+		report.Write(&out)
+	}
 	require.NoError(t, err, out.String())
-	report.Write(&out)
 	assert.True(t, report.Passed(), out.String())
 	assert.Equal(t, c.Kills, report.Kills)
 	for _, kind := range []string{"emulator 412", "emulator 429", "emulator 503", "emulator slow", "Cluster Service 503"} {
 		assert.Positive(t, report.Injected[kind], "%s fired", kind)
 	}
+	assert.Positive(t, report.Samples)
+	assert.Positive(t, report.Waiting, "demand exceeds capacity")
+	assert.Len(t, report.Fullest, c.ManagementClusters)
 	assert.Contains(t, report.Misplaced, "hcp-local-1")
+	assert.Contains(t, out.String(), "summary\n  samples taken: ")
 }

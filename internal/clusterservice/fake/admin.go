@@ -50,6 +50,29 @@ func (s *Server) MisplaceOnCreate(azureResourceName string) {
 	s.misplace[strings.ToLower(azureResourceName)] = true
 }
 
+// AcceptDuplicateNames decides whether a create may reuse the Azure identity of a cluster
+// the fake already holds. CS refuses it (409), and so does the fake by default; but a
+// client that POSTs one cluster twice then never shows two clusters, so a checker that
+// counts them cannot fail. With on, the second create succeeds under its own id; a
+// duplicate id is still a 409, since the id is the cluster's key.
+func (s *Server) AcceptDuplicateNames(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.acceptDuplicateNames = on
+}
+
+// RejectCreate makes every create of the cluster with this Azure resource name fail with
+// a 400, as CS fails a cluster it finds invalid, until Reset: a cluster that was placed
+// but never reaches its MC, whose reservation only hcpsched's own rules can release.
+func (s *Server) RejectCreate(azureResourceName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reject == nil {
+		s.reject = map[string]bool{}
+	}
+	s.reject[strings.ToLower(azureResourceName)] = true
+}
+
 // MoveCluster places a cluster on another shard behind the API's back, ignoring the pin and
 // the shard's status, so that tests can produce the pin violation hcpsched must detect.
 func (s *Server) MoveCluster(clusterID, shardID string) (*arohcp.Cluster, error) {

@@ -171,3 +171,58 @@ func TestMisplaceOnCreateIgnoresOnePinOnly(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.status, resp.body)
 	assert.Equal(t, pinned, decode(t, resp.body)["provision_shard_id"])
 }
+
+// CS refuses a second cluster with the same Azure identity by default; told to accept
+// duplicates, the fake creates both, so that a checker counting clusters per identity can
+// see a double create instead of having it hidden by the 409. A duplicate id stays a 409:
+// the id is the cluster's key.
+func TestDuplicateNamesAreAcceptedOnlyWhenAsked(t *testing.T) {
+	tests := []struct {
+		name   string
+		accept bool
+		second int
+		stored int
+	}{
+		{name: "refused by default", accept: false, second: http.StatusConflict, stored: 1},
+		{name: "accepted when asked", accept: true, second: http.StatusCreated, stored: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.fake.AcceptDuplicateNames(tt.accept)
+			shard := h.createShard(t)
+			first := newID()
+			resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(first, shard))
+			require.Equal(t, http.StatusCreated, resp.status, resp.body)
+
+			resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(newID(), shard))
+			assert.Equal(t, tt.second, resp.status, resp.body)
+			resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(first, shard))
+			assert.Equal(t, http.StatusConflict, resp.status, "a duplicate id is a conflict either way: %s", resp.body)
+
+			on, err := h.fake.ClustersOnShard(shard)
+			require.NoError(t, err)
+			assert.Len(t, on, tt.stored)
+		})
+	}
+	assert.True(t, New(WithDuplicateNames()).acceptDuplicateNames, "the option sets it from the start")
+}
+
+// RejectCreate makes every create of one Azure name fail as CS fails an invalid cluster,
+// for as long as it is in force, and touches no other cluster.
+func TestRejectCreateRefusesOneClusterForGood(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	shard := h.createShard(t)
+	h.fake.RejectCreate("HCP-1") // Azure names compare case-insensitively
+	for range 2 {
+		resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(newID(), shard))
+		require.Equal(t, http.StatusBadRequest, resp.status, resp.body)
+		assert.Contains(t, resp.body, "refused")
+	}
+	resp := h.do(t, http.MethodPost, clustersPath, strings.ReplaceAll(clusterJSON(newID(), shard), "hcp-1", "hcp-2"))
+	require.Equal(t, http.StatusCreated, resp.status, resp.body)
+	on, err := h.fake.ClustersOnShard(shard)
+	require.NoError(t, err)
+	assert.Len(t, on, 1)
+}

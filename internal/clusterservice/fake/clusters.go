@@ -80,7 +80,10 @@ func (s *Server) createCluster(w http.ResponseWriter, body []byte) error {
 	if _, exists := s.clusters[id]; exists {
 		return conflict("cluster '%s' already exists", id)
 	}
-	if other := s.findClusterByAzureLocked(in.Azure()); other != "" {
+	if s.reject[strings.ToLower(in.Azure().ResourceName())] {
+		return badRequest("cluster '%s' refused, as asked", in.Azure().ResourceName())
+	}
+	if other := s.findClusterByAzureLocked(in.Azure()); other != "" && !s.acceptDuplicateNames {
 		return conflict("cluster '%s' already exists for subscription '%s', resource group '%s' and name '%s'",
 			other, in.Azure().SubscriptionID(), in.Azure().ResourceGroupName(), in.Azure().ResourceName())
 	}

@@ -13,7 +13,8 @@
 //   - immutable and read-only fields are refused (400) whenever they appear in a PATCH body,
 //     because the SDK sends only changed fields, so their presence is a client bug;
 //   - PATCH merges the given fields into the stored object;
-//   - a duplicate cluster id, Azure identity or shard identity is a 409;
+//   - a duplicate cluster id, Azure identity or shard identity is a 409 (a duplicate Azure
+//     identity is accepted when asked, so that a double create can be seen);
 //   - a new shard starts in maintenance and is activated by a separate PATCH;
 //   - an unknown or misspelled field is a 400 rather than being silently dropped, which the
 //     SDK's generated unmarshalers would otherwise do;
@@ -23,8 +24,9 @@
 // Errors use CS's JSON error shape (kind, id, href, code, reason), because the SDK reports an
 // error status with an empty body as success.
 //
-// For tests there is a Go API (Requests, InjectFault, ClustersOnShard, MoveCluster, Reset) and,
-// for the standalone cmd/fake-cluster-service, the same features over HTTP under /_fake/.
+// For tests there is a Go API (Requests, InjectFault, ClustersOnShard, MoveCluster,
+// MisplaceOnCreate, RejectCreate, AcceptDuplicateNames, Reset) and,
+// for the standalone cmd/fake-cluster-service, most of them over HTTP under /_fake/.
 //
 // The package imports only the SDK's arohcp/v1alpha1 and errors packages, never the SDK root,
 // so that the standalone fake stays quick to build and small; see ../README.md.

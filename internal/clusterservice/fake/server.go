@@ -31,9 +31,14 @@ type Server struct {
 	nextShard int
 	// misplace holds the Azure resource names whose next create ignores its pin.
 	misplace map[string]bool
-	faults   []*fault
-	faultSeq int
-	rng      *rand.Rand
+	// reject holds the Azure resource names every create of which is refused.
+	reject map[string]bool
+	// acceptDuplicateNames lets a second cluster take an Azure identity that another
+	// already has, so that a double create shows as two clusters instead of a 409.
+	acceptDuplicateNames bool
+	faults               []*fault
+	faultSeq             int
+	rng                  *rand.Rand
 
 	// logMu guards requests apart from mu: a request is logged as its answer starts,
 	// which is while a handler may hold mu.
@@ -57,6 +62,12 @@ func WithClock(now func() time.Time) Option {
 // WithSeed makes rate-based faults reproducible.
 func WithSeed(seed uint64) Option {
 	return func(s *Server) { s.rng = rand.New(rand.NewPCG(seed, seed)) }
+}
+
+// WithDuplicateNames makes the fake accept a cluster whose Azure identity (subscription,
+// resource group and name) another cluster already has; see AcceptDuplicateNames.
+func WithDuplicateNames() Option {
+	return func(s *Server) { s.acceptDuplicateNames = true }
 }
 
 // New returns an empty fake Cluster Service.
@@ -87,6 +98,7 @@ func (s *Server) resetLocked() {
 	s.shardOrder = nil
 	s.nextShard = 0
 	s.faults = nil
+	s.reject = nil
 	s.ResetRequests()
 }
 
