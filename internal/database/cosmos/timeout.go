@@ -1,7 +1,9 @@
 package cosmos
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -39,7 +41,24 @@ type tryTimeoutPolicy struct {
 
 func (p tryTimeoutPolicy) Do(req *policy.Request) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(req.Raw().Context(), p.timeout)
-	resp, err := req.Clone(ctx).Next()
+	attempt := req.Clone(ctx)
+	// Each attempt sends a body of its own. net/http may still be writing an abandoned
+	// attempt's body after RoundTrip returned (it says so of RoundTrip), while the retry
+	// policy rewinds the shared body for the next attempt: a data race, and a retry that
+	// could send bytes the old attempt is still reading.
+	if body := req.Body(); body != nil {
+		b, err := io.ReadAll(body)
+		if err == nil {
+			_, err = body.Seek(0, io.SeekStart)
+		}
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("copying the request body for this attempt: %w", err)
+		}
+		attempt.Raw().Body = io.NopCloser(bytes.NewReader(b))
+		attempt.Raw().GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	resp, err := attempt.Next()
 	if err != nil {
 		cancel()
 		return nil, err
