@@ -46,11 +46,13 @@ func NewClusterServiceCreate(d Deps, s Settings) (*controller.Controller, error)
 		d.Informers.Clusters, d.Informers.ServiceProviderClusters)
 }
 
-// needsClusterServiceCluster: a live cluster with a pending Cluster Service ID and no
-// Cluster Service ID yet.
+// needsClusterServiceCluster: a live cluster, not Failed or Canceled, with a pending
+// Cluster Service ID and no Cluster Service ID yet. A terminal state in the cache is
+// authoritative (it only ever follows a live one), and a cluster in it has nothing
+// left to create.
 func needsClusterServiceCluster(cluster *api.Cluster) bool {
 	p := cluster.Properties.ServiceProvider()
-	return !deleting(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
+	return !deleting(cluster) && !terminal(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
 }
 
 func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (controller.Result, error) {

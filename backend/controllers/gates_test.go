@@ -261,6 +261,14 @@ func TestClusterServiceCreateWaits(t *testing.T) {
 		{name: "no SPC yet", cluster: newCluster(clusterID("c1"), withPending(fixedHREF)), log: deferralMessage, searched: true},
 		{name: "already created", cluster: newCluster(clusterID("c1"), withClusterServiceID("/api/aro_hcp/v1alpha1/clusters/abcdefghijklmnopqrstuvwxyz012345"))},
 		{name: "no pending ID yet", cluster: newCluster(clusterID("c1"))},
+		// A cluster that failed is not created, placed or not: make chaos saw 55-73 POSTs
+		// for one such cluster.
+		{name: "failed", cluster: newCluster(clusterID("c1"), withPending(fixedHREF), func(c *api.Cluster) {
+			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateFailed
+		}), spc: true},
+		{name: "canceled", cluster: newCluster(clusterID("c1"), withPending(fixedHREF), func(c *api.Cluster) {
+			c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateCanceled
+		}), spc: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
