@@ -165,10 +165,7 @@ func (r *clusterServiceCreate) provisionShardOf(mcID string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("management cluster %s chosen by placement: %w", mcID, err)
 	}
-	var href string
-	if st := mc.Properties.Status; st != nil {
-		href = st.ClusterServiceProvisionShardID
-	}
+	href := provisionShard(mc)
 	if href == "" {
 		return "", fmt.Errorf("management cluster %s has no status.clusterServiceProvisionShardID yet", mcID)
 	}

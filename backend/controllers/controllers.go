@@ -215,3 +215,25 @@ func newKeyed(d Deps, name string, s Settings, keyType string, reconcile control
 	}
 	return c, nil
 }
+
+// keysThroughIndex maps an event's object to keys through another cache: the object's
+// ancestor of fromType is looked up in lister's index, and each document found gives its
+// ancestor of keyType. An SPC event becomes the MCs holding its cluster's reservation, an
+// MC event the clusters whose intent names it.
+func keysThroughIndex[P any](lister *informers.Lister[P], index, fromType, keyType string) controller.KeyFunc {
+	from := controller.KeyForType(fromType)
+	to := controller.KeyForType(keyType)
+	return func(obj any) []string {
+		var keys []string
+		for _, k := range from(obj) {
+			docs, err := lister.ByIndex(index, k)
+			if err != nil {
+				continue
+			}
+			for _, doc := range docs {
+				keys = append(keys, to(&informers.Object[P]{Doc: doc})...)
+			}
+		}
+		return keys
+	}
+}

@@ -46,33 +46,16 @@ func NewPendingCleanup(d Deps, s Settings) (*controller.Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	holders := managementClustersHoldingReservation(d.Informers.ManagementClusterSchedulings.Lister())
+	// A cluster or SPC event wakes the MCs whose scheduling documents hold a reservation
+	// for that cluster.
+	holders := keysThroughIndex(d.Informers.ManagementClusterSchedulings.Lister(), informers.IndexByPendingCluster,
+		api.ClusterResourceType, api.ManagementClusterResourceType)
 	for _, inf := range []controller.Informer{d.Informers.Clusters, d.Informers.ServiceProviderClusters} {
 		if err := c.Watch(inf, holders); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
-}
-
-// managementClustersHoldingReservation maps a cluster or SPC to the MCs whose scheduling
-// documents hold a reservation for its cluster.
-func managementClustersHoldingReservation(schedulings *informers.Lister[api.ManagementClusterSchedulingProperties]) controller.KeyFunc {
-	toCluster := controller.KeyForType(api.ClusterResourceType)
-	toMC := controller.KeyForType(api.ManagementClusterResourceType)
-	return func(obj any) []string {
-		var keys []string
-		for _, cluster := range toCluster(obj) {
-			docs, err := schedulings.ByIndex(informers.IndexByPendingCluster, cluster)
-			if err != nil {
-				continue
-			}
-			for _, doc := range docs {
-				keys = append(keys, toMC(&informers.Object[api.ManagementClusterSchedulingProperties]{Doc: doc})...)
-			}
-		}
-		return keys
-	}
 }
 
 // Why a reservation is dropped or kept, for logs.

@@ -70,7 +70,10 @@ func NewPlacement(d Deps, s Settings) (*controller.Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Watch(d.Informers.ManagementClusters, clustersIntending(p.spcs)); err != nil {
+	// An MC event sends back to placement the clusters whose intent names that MC, so a
+	// deleted or unregistered MC's not-yet-created clusters are placed again at once.
+	intending := keysThroughIndex(p.spcs, informers.IndexByIntendedManagementCluster, api.ManagementClusterResourceType, api.ClusterResourceType)
+	if err := c.Watch(d.Informers.ManagementClusters, intending); err != nil {
 		return nil, err
 	}
 	return c, nil

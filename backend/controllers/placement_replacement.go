@@ -10,7 +10,6 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
-	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // Why an intent was withdrawn, as the replacement counter's reason label.
@@ -168,24 +167,4 @@ func (p *placementController) release(ctx context.Context, mcID string, c *api.C
 	}
 	p.d.Informers.ManagementClusterSchedulings.Assume(written)
 	return true, nil
-}
-
-// clustersIntending maps an MC event to the clusters whose intent names that MC, so a
-// deleted or unregistered MC sends its not-yet-created clusters back to placement at once.
-func clustersIntending(spcs *informers.Lister[api.ServiceProviderClusterProperties]) controller.KeyFunc {
-	toMC := controller.KeyForType(api.ManagementClusterResourceType)
-	toCluster := controller.KeyForType(api.ClusterResourceType)
-	return func(obj any) []string {
-		var keys []string
-		for _, mc := range toMC(obj) {
-			docs, err := spcs.ByIndex(informers.IndexByIntendedManagementCluster, mc)
-			if err != nil {
-				continue
-			}
-			for _, spc := range docs {
-				keys = append(keys, toCluster(&informers.Object[api.ServiceProviderClusterProperties]{Doc: spc})...)
-			}
-		}
-		return keys
-	}
 }
