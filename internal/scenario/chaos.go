@@ -385,8 +385,13 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 		c.FaultDuration, 100*c.Rate412, 100*c.Rate429, 100*c.Rate503, c.SlowLatency, 100*c.SlowRate, 100*c.ClusterServiceFailureRate, c.Kills, c.KillEvery)
 
 	bgCtx, stopBackground := context.WithCancel(ctx)
-	defer stopBackground()
 	var bg sync.WaitGroup
+	// Every goroutine of the run has ended when Chaos returns, on every path, so none
+	// writes progress into a writer the caller is already reading.
+	defer func() {
+		stopBackground()
+		bg.Wait()
+	}()
 	bgErrs := make(chan error, 4)
 	goBackground := func(f func(context.Context) error) {
 		bg.Go(func() {
@@ -400,14 +405,14 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 		return report, err
 	}
 	killed := make(chan error, 1)
-	go func() { killed <- s.killBackends(bgCtx, c.Kills, c.KillEvery) }()
+	bg.Go(func() { killed <- s.killBackends(bgCtx, c.Kills, c.KillEvery) })
 	disturbed := make(chan error, 1)
-	go func() { disturbed <- r.disturb(bgCtx, faultsOn) }()
+	bg.Go(func() { disturbed <- r.disturb(bgCtx, faultsOn) })
 	goBackground(r.failPlaced)
 	seedCtx, stopSeeding := context.WithCancel(bgCtx)
 	defer stopSeeding()
 	seeded := make(chan error, 1)
-	go func() { seeded <- r.seedServiceProviderClusters(seedCtx) }()
+	bg.Go(func() { seeded <- r.seedServiceProviderClusters(seedCtx) })
 
 	if err := s.createClusters(ctx); err != nil {
 		return report, err

@@ -54,6 +54,9 @@ type session struct {
 	seeded        []seededField
 	singleReplica map[string]bool
 	began         time.Time
+	// progressMu serialises progress lines: the disturber, the killer and the sampler
+	// print from their own goroutines to one writer.
+	progressMu sync.Mutex
 }
 
 // Run runs one scenario: the region comes up, the clusters are created, and Run returns
@@ -141,9 +144,12 @@ func (s *session) close() {
 }
 
 func (s *session) progressf(format string, args ...any) {
-	if s.o.Progress != nil {
-		fmt.Fprintf(s.o.Progress, format+"\n", args...)
+	if s.o.Progress == nil {
+		return
 	}
+	s.progressMu.Lock()
+	defer s.progressMu.Unlock()
+	fmt.Fprintf(s.o.Progress, format+"\n", args...)
 }
 
 // buildBackend builds the backend binary the emulator runs use.
