@@ -108,7 +108,7 @@ BENCH_FLAGS ?=
 bench: emulator-deps
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/placement/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/informers/
-	$(GO) test -run '^$$' -bench . ./internal/database/emulator/
+	$(GO) test -run '^$$' -bench . ./internal/dev/emulator/
 	$(GO) run ./cmd/scenario bench $(BENCH_FLAGS)
 
 ## chaos: the pipeline with more demand than capacity, under faults for at least a minute
@@ -116,7 +116,7 @@ bench: emulator-deps
 ## and restarted, two replicas at once, a pin violation, a placed cluster that fails, MCs
 ## cordoned and shrunk), with the invariants sampled from the change feeds throughout;
 ## exits non-zero on a FAIL. CHAOS_FLAGS=--short is the profile `make test` runs (as
-## internal/scenario's TestShortChaos).
+## internal/dev/scenario's TestShortChaos).
 # The runner, which hosts the fleet, the MC simulator and the fake Cluster Service, is
 # built with -race like the backend it builds: a race report in its own output fails the
 # run too (Go exits 66 after one, and the output is searched for it).

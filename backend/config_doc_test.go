@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/hcpsched/hcpsched/internal/configdoc"
+	"github.com/hcpsched/hcpsched/internal/dev/configdoc"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
 

@@ -16,10 +16,10 @@ import (
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
-	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
@@ -143,7 +143,7 @@ func TestBackendAgainstEmulator(t *testing.T) {
 	endpoint, key, dbName := db.Config.Endpoint, db.Config.Key, db.Config.Database
 	resources, fleet := store.Container(api.ResourcesContainer), store.Container(api.FleetContainer)
 
-	cs := fake.New()
+	cs := fakeclusterservice.New()
 	srv := httptest.NewServer(cs)
 	t.Cleanup(srv.Close)
 	csClient, err := clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, Logger: slog.New(slog.DiscardHandler)})

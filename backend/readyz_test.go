@@ -13,10 +13,10 @@ import (
 
 	"github.com/hcpsched/hcpsched/backend/app"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/informers/informertest"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
 
@@ -31,7 +31,7 @@ func TestReadyzFailsWhileAChangeFeedStalls(t *testing.T) {
 		"--health-address=127.0.0.1:0",
 	}, nil)
 	require.NoError(t, err)
-	srv := httptest.NewServer(fake.New())
+	srv := httptest.NewServer(fakeclusterservice.New())
 	t.Cleanup(srv.Close)
 	logger := slog.New(slog.DiscardHandler)
 	cs, err := clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, Logger: logger})

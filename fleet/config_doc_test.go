@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/internal/configdoc"
+	"github.com/hcpsched/hcpsched/internal/dev/configdoc"
 )
 
 // docs/configuration.md lists every flag of fleet controller and fleet register with its

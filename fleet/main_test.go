@@ -19,14 +19,14 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/controllers"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
-	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/logbuffer"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
 
@@ -147,7 +147,7 @@ func TestFleetAgainstEmulator(t *testing.T) {
 	db := cosmostest.New(t, "hcpsched-fleet-test", nil)
 	store := db.Store
 	endpoint, key, dbName := db.Config.Endpoint, db.Config.Key, db.Config.Database
-	cs := fake.New()
+	cs := fakeclusterservice.New()
 	srv := httptest.NewServer(cs)
 	t.Cleanup(srv.Close)
 	csClient, err := clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, Logger: slog.New(slog.DiscardHandler)})

@@ -12,8 +12,8 @@ import (
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 const deferralMessage = "deferring Cluster Service creation until placement is resolved"
@@ -175,25 +175,25 @@ func TestClusterServiceServerErrorsAreRetried(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		fault      fake.Fault
+		fault      fakeclusterservice.Fault
 		controller string
 	}{
 		{
 			// The SDK does not retry a failed POST (CS may have done the work): the
 			// controller's retry searches first and, finding nothing, POSTs again.
 			name:       "create",
-			fault:      fake.Fault{Method: http.MethodPost, PathPrefix: clusterservice.ClustersPath, Status: http.StatusInternalServerError, Count: 1},
+			fault:      fakeclusterservice.Fault{Method: http.MethodPost, PathPrefix: clusterservice.ClustersPath, Status: http.StatusInternalServerError, Count: 1},
 			controller: ClusterServiceCreateName,
 		},
 		{
 			// The SDK retries GETs twice; the third failure reaches the controller.
 			name:       "search",
-			fault:      fake.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath, Status: http.StatusServiceUnavailable, Count: 3},
+			fault:      fakeclusterservice.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath, Status: http.StatusServiceUnavailable, Count: 3},
 			controller: ClusterServiceCreateName,
 		},
 		{
 			name:       "provision shard",
-			fault:      fake.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath + "/", Status: http.StatusBadGateway, Count: 3},
+			fault:      fakeclusterservice.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath + "/", Status: http.StatusBadGateway, Count: 3},
 			controller: ManagementClusterPlacementSyncName,
 		},
 	}
@@ -232,7 +232,7 @@ func TestPlacementMismatchIsRecordedNotHealed(t *testing.T) {
 	f := setupFlow(t, e)
 	// Until the test moves the cluster, CS answers as if it had not placed it yet.
 	unplaced := `{"kind":"ProvisionShard"}`
-	faultID, err := e.cs.InjectFault(fake.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath + "/", Status: http.StatusOK, Body: &unplaced})
+	faultID, err := e.cs.InjectFault(fakeclusterservice.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath + "/", Status: http.StatusOK, Body: &unplaced})
 	require.NoError(t, err)
 	e.run(t)
 

@@ -15,13 +15,13 @@ import (
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
-	"github.com/hcpsched/hcpsched/internal/dataflowtest"
+	"github.com/hcpsched/hcpsched/internal/dev/dataflowtest"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/informers/informertest"
 )
 
 // Timing of the unit tests: the feed is polled often and expected waits are short, so a
@@ -44,7 +44,7 @@ type testEnv struct {
 	// deps.Resources, which a test may wrap.
 	resources database.Container
 	fleet     database.Container
-	cs        *fake.Server
+	cs        *fakeclusterservice.Server
 	csClient  *clusterservice.Client
 	factory   *informers.Factory
 	reg       *prometheus.Registry
@@ -57,7 +57,7 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	e := &testEnv{store: memory.New(), cs: fake.New(fake.WithSeed(1)), reg: prometheus.NewRegistry(), logs: &flowtest.LogBuffer{}}
+	e := &testEnv{store: memory.New(), cs: fakeclusterservice.New(fakeclusterservice.WithSeed(1)), reg: prometheus.NewRegistry(), logs: &flowtest.LogBuffer{}}
 	e.resources = e.store.Container(api.ResourcesContainer)
 	e.fleet = e.store.Container(api.FleetContainer)
 

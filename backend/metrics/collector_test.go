@@ -20,8 +20,8 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/informers/informertest"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
-	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
 )
 
 // The collector over caches fed by a real change feed: documents as Cosmos DB returns

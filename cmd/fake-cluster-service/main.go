@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 // shutdownGrace bounds how long in-flight requests may take once a stop is asked for.
@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	url := "http://" + ln.Addr().String()
 	srv := &http.Server{
-		Handler:           fake.New(fake.WithLogger(logger)),
+		Handler:           fakeclusterservice.New(fakeclusterservice.WithLogger(logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}

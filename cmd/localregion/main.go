@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/hcpsched/hcpsched/internal/localregion"
+	"github.com/hcpsched/hcpsched/internal/dev/localregion"
 )
 
 func main() {

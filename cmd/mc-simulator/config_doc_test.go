@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/internal/configdoc"
+	"github.com/hcpsched/hcpsched/internal/dev/configdoc"
 )
 
 // docs/configuration.md lists every mc-simulator flag with its default as the code

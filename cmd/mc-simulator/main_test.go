@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/internal/mcsim"
+	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 )
 
 func TestParseFlags(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/hcpsched/hcpsched/internal/scenario"
+	"github.com/hcpsched/hcpsched/internal/dev/scenario"
 )
 
 // errInvariantsFailed makes the command exit non-zero after the report said which.

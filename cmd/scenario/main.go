@@ -21,7 +21,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hcpsched/hcpsched/internal/scenario"
+	"github.com/hcpsched/hcpsched/internal/dev/scenario"
 )
 
 const usage = `usage: scenario <command> [flags]

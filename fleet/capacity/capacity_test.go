@@ -11,7 +11,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
 	"github.com/hcpsched/hcpsched/internal/api"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
 // fixtureReport is the CapacityReport of ARO-HCP's constructed capacity ReadDesire:

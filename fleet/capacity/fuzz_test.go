@@ -13,7 +13,7 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
 	"github.com/hcpsched/hcpsched/fleet/capacity"
 	"github.com/hcpsched/hcpsched/internal/api"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 

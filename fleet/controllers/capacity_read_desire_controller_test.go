@@ -8,7 +8,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
 var capacityReadDesireOf1 = api.CapacityReadDesireResourceID(mc1)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
+	"github.com/hcpsched/hcpsched/internal/dev/logbuffer"
 )
 
 // Cluster IDs of the fixture capacity report, spelled as the agent reports them.

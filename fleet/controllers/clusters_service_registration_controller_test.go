@@ -11,8 +11,8 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 const (
@@ -69,7 +69,7 @@ func (e *env) shards() []*arohcp.ProvisionShard {
 	return out
 }
 
-func methods(reqs []fake.Request) []string {
+func methods(reqs []fakeclusterservice.Request) []string {
 	var out []string
 	for _, r := range reqs {
 		out = append(out, r.Method)
@@ -87,7 +87,7 @@ func TestClustersServiceRegistration(t *testing.T) {
 		key     *api.ResourceID
 		csShard string // status of an existing shard for MC 1; empty for none
 		csID    string // its id; empty lets CS choose
-		fault   *fake.Fault
+		fault   *fakeclusterservice.Fault
 		// wantCS are the CS methods called, in order.
 		wantCS      []string
 		wantStatus  string // the shard's status afterwards; empty: no shard
@@ -179,7 +179,7 @@ func TestClustersServiceRegistration(t *testing.T) {
 		{
 			name:    "CS fails the create: RegistrationFailed, retried",
 			seeds:   []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unregistered...)},
-			fault:   &fake.Fault{Method: http.MethodPost, Status: http.StatusInternalServerError, Count: 1},
+			fault:   &fakeclusterservice.Fault{Method: http.MethodPost, Status: http.StatusInternalServerError, Count: 1},
 			wantCS:  []string{http.MethodGet, http.MethodPost},
 			wantErr: "500",
 			writtenMC: func(string) []edit {

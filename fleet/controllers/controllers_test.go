@@ -17,7 +17,7 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/register"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
 // The five controllers running together on their triggers take a freshly registered

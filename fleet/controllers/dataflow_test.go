@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/hcpsched/hcpsched/internal/dataflowtest"
+	"github.com/hcpsched/hcpsched/internal/dev/dataflowtest"
 )
 
 // TestMain runs the controller tests, recording every field the controllers change in

@@ -17,14 +17,14 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
-	"github.com/hcpsched/hcpsched/internal/dataflowtest"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/dataflowtest"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/informers/informertest"
 )
 
 // Fixtures the tests start from: ARO-HCP documents, so every write is checked against
@@ -79,7 +79,7 @@ type env struct {
 	mem   *memory.Store
 	store *hookStore
 	inf   Informers
-	cs    *fake.Server
+	cs    *fakeclusterservice.Server
 	csAPI *clusterservice.Client
 	ctx   context.Context
 }
@@ -100,7 +100,7 @@ func newEnv(t *testing.T, seeds ...seed) *env {
 	require.True(t, factory.WaitForCacheSync(t.Context()))
 	informertest.DetectMutations(t, e.inf.ManagementClusters.SharedIndexInformer, e.inf.Schedulings.SharedIndexInformer, e.inf.Stamps.SharedIndexInformer)
 
-	e.cs = fake.New(fake.WithSeed(1))
+	e.cs = fakeclusterservice.New(fakeclusterservice.WithSeed(1))
 	srv := httptest.NewServer(e.cs)
 	t.Cleanup(srv.Close)
 	e.csAPI, err = clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, DisableRetries: true, Logger: slog.New(slog.DiscardHandler)})

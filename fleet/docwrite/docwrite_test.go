@@ -11,7 +11,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
 func stored(t *testing.T) (database.Container, *api.ManagementCluster) {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 // testJWT returns an unsigned JWT: the SDK parses access tokens without verifying them, to
@@ -101,7 +101,7 @@ func TestNewRefusesUnsafeConfig(t *testing.T) {
 
 func TestInsecureOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
-	f := fake.New()
+	f := fakeclusterservice.New()
 	srv := httptest.NewTLSServer(f)
 	t.Cleanup(srv.Close)
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -80,7 +80,7 @@ func TestRetries(t *testing.T) {
 			e := newEnv(t)
 			shard := e.createShard(t, 1, false)
 			e.fake.ResetRequests()
-			_, err := e.fake.InjectFault(fake.Fault{Method: tt.method, PathPrefix: tt.path(shard), Status: tt.status, Count: 1})
+			_, err := e.fake.InjectFault(fakeclusterservice.Fault{Method: tt.method, PathPrefix: tt.path(shard), Status: tt.status, Count: 1})
 			require.NoError(t, err)
 
 			require.NoError(t, tt.call(t, e, shard))
@@ -99,7 +99,7 @@ func TestNoRetryOfMutationsOn500(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	shard := e.createShard(t, 1, true)
-	_, err := e.fake.InjectFault(fake.Fault{Method: http.MethodPost, PathPrefix: ClustersPath, Status: http.StatusInternalServerError, Count: 1})
+	_, err := e.fake.InjectFault(fakeclusterservice.Fault{Method: http.MethodPost, PathPrefix: ClustersPath, Status: http.StatusInternalServerError, Count: 1})
 	require.NoError(t, err)
 
 	_, err = e.client.CreatePinnedCluster(t.Context(), buildCluster(t, clusterBuilder(NewClusterID(), 1)), shard)
@@ -114,7 +114,7 @@ func TestNoRetryOfMutationsOn500(t *testing.T) {
 func TestRetriesGiveUp(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.RetryLimit = 2 })
-	_, err := e.fake.InjectFault(fake.Fault{Method: http.MethodGet, Status: http.StatusServiceUnavailable})
+	_, err := e.fake.InjectFault(fakeclusterservice.Fault{Method: http.MethodGet, Status: http.StatusServiceUnavailable})
 	require.NoError(t, err)
 
 	_, err = e.client.ListProvisionShards(t.Context())
@@ -128,7 +128,7 @@ func TestRetriesGiveUp(t *testing.T) {
 func TestDisableRetries(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.DisableRetries = true })
-	_, err := e.fake.InjectFault(fake.Fault{Status: http.StatusServiceUnavailable, Count: 1})
+	_, err := e.fake.InjectFault(fakeclusterservice.Fault{Status: http.StatusServiceUnavailable, Count: 1})
 	require.NoError(t, err)
 	_, err = e.client.ListProvisionShards(t.Context())
 	require.Error(t, err)
@@ -139,7 +139,7 @@ func TestErrorShapes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name         string
-		fault        fake.Fault
+		fault        fakeclusterservice.Fault
 		wantStatus   int
 		wantNotFound bool
 		wantConflict bool
@@ -149,33 +149,33 @@ func TestErrorShapes(t *testing.T) {
 	}{
 		{
 			name:  "404 in CS's shape",
-			fault: fake.Fault{Status: http.StatusNotFound}, wantAPIError: true,
+			fault: fakeclusterservice.Fault{Status: http.StatusNotFound}, wantAPIError: true,
 			wantStatus: 404, wantNotFound: true, wantCode: "CLUSTERS-MGMT-404",
 		},
 		{
 			name:  "409 in CS's shape",
-			fault: fake.Fault{Status: http.StatusConflict}, wantAPIError: true,
+			fault: fakeclusterservice.Fault{Status: http.StatusConflict}, wantAPIError: true,
 			wantStatus: 409, wantConflict: true, wantCode: "CLUSTERS-MGMT-409",
 		},
 		{
 			name:  "400 in CS's shape",
-			fault: fake.Fault{Status: http.StatusBadRequest}, wantAPIError: true,
+			fault: fakeclusterservice.Fault{Status: http.StatusBadRequest}, wantAPIError: true,
 			wantStatus: 400, wantCode: "CLUSTERS-MGMT-400",
 		},
 		{
 			name: "custom error body",
-			fault: fake.Fault{Status: http.StatusForbidden,
+			fault: fakeclusterservice.Fault{Status: http.StatusForbidden,
 				Body: ptr(`{"kind":"Error","id":"403","href":"/api/aro_hcp/v1alpha1/errors/403","code":"CLUSTERS-MGMT-403","reason":"denied"}`)},
 			wantAPIError: true, wantStatus: 403, wantCode: "CLUSTERS-MGMT-403", wantReason: "denied",
 		},
 		{
 			name:         "error status with an empty body, which the SDK reports as success",
-			fault:        fake.Fault{Status: http.StatusNotFound, Body: ptr("")},
+			fault:        fakeclusterservice.Fault{Status: http.StatusNotFound, Body: ptr("")},
 			wantAPIError: true, wantStatus: 404, wantNotFound: true, wantReason: "empty response body",
 		},
 		{
 			name:  "non-JSON content type",
-			fault: fake.Fault{Status: http.StatusOK, Body: ptr("<html>proxy</html>"), ContentType: "text/html"},
+			fault: fakeclusterservice.Fault{Status: http.StatusOK, Body: ptr("<html>proxy</html>"), ContentType: "text/html"},
 		},
 	}
 	for _, tt := range tests {
@@ -213,7 +213,7 @@ func TestLatencyFault(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		shard := e.createShard(t, 1, false)
-		_, err := e.fake.InjectFault(fake.Fault{Latency: 20 * time.Millisecond, Count: 1})
+		_, err := e.fake.InjectFault(fakeclusterservice.Fault{Latency: 20 * time.Millisecond, Count: 1})
 		require.NoError(t, err)
 		start := time.Now()
 		_, err = e.client.GetProvisionShard(t.Context(), shard)
@@ -225,7 +225,7 @@ func TestLatencyFault(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, func(c *Config) { c.DisableRetries = true })
 		shard := e.createShard(t, 1, false)
-		_, err := e.fake.InjectFault(fake.Fault{Latency: time.Second, Count: 1})
+		_, err := e.fake.InjectFault(fakeclusterservice.Fault{Latency: time.Second, Count: 1})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 func FuzzParseShardHREF(f *testing.F) {
@@ -87,7 +87,7 @@ func FuzzSearchExpressionAcceptedByFake(f *testing.F) {
 	f.Add("a and b", "=")
 	f.Add("  spaced  ", "ünïcode")
 	f.Add("", "c")
-	srv := fake.New()
+	srv := fakeclusterservice.New()
 	f.Fuzz(func(t *testing.T, aks, consumer string) {
 		expr, err := ShardIdentity{AKSResourceID: aks, ConsumerName: consumer}.SearchExpression()
 		if err != nil {

@@ -10,19 +10,19 @@ import (
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 // env is one fake CS behind a real HTTP listener on 127.0.0.1, and a client pointed at it.
 type env struct {
-	fake   *fake.Server
+	fake   *fakeclusterservice.Server
 	server *httptest.Server
 	client *Client
 }
 
 func newEnv(t *testing.T, mods ...func(*Config)) *env {
 	t.Helper()
-	f := fake.New(fake.WithSeed(1))
+	f := fakeclusterservice.New(fakeclusterservice.WithSeed(1))
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	cfg := Config{
@@ -124,8 +124,8 @@ func (e *env) createCluster(t *testing.T, n int, shardID string) string {
 }
 
 // apiRequests returns the logged requests, as the fake saw them, for one method and path.
-func (e *env) apiRequests(method, path string) []fake.Request {
-	var out []fake.Request
+func (e *env) apiRequests(method, path string) []fakeclusterservice.Request {
+	var out []fakeclusterservice.Request
 	for _, r := range e.fake.Requests() {
 		if r.Method == method && r.Path == path {
 			out = append(out, r)
@@ -134,7 +134,7 @@ func (e *env) apiRequests(method, path string) []fake.Request {
 	return out
 }
 
-func statuses(reqs []fake.Request) []int {
+func statuses(reqs []fakeclusterservice.Request) []int {
 	out := make([]int, 0, len(reqs))
 	for _, r := range reqs {
 		out = append(out, r.Status)

@@ -15,8 +15,8 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/informers/informertest"
 )
 
 // failingStore fails every change-feed read while failing is set.

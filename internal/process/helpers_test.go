@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
+	"github.com/hcpsched/hcpsched/internal/dev/logbuffer"
 )
 
 // klogOutput receives everything klog logs during the tests. klog's logger is global

@@ -18,10 +18,10 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
-	"github.com/hcpsched/hcpsched/internal/clusterservice/fake"
 	"github.com/hcpsched/hcpsched/internal/database"
-	"github.com/hcpsched/hcpsched/internal/fixtures/arohcp"
-	"github.com/hcpsched/hcpsched/internal/logbuffer"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/logbuffer"
 )
 
 // Tenant is the tenant the test clusters carry in properties.identity.tenantId.
@@ -173,7 +173,7 @@ type PostedCluster struct {
 }
 
 // ClusterPosts returns the cluster creates in the fake CS's request log, oldest first.
-func ClusterPosts(t testing.TB, cs *fake.Server) []PostedCluster {
+func ClusterPosts(t testing.TB, cs *fakeclusterservice.Server) []PostedCluster {
 	t.Helper()
 	var out []PostedCluster
 	for _, r := range cs.Requests() {
@@ -189,7 +189,7 @@ func ClusterPosts(t testing.TB, cs *fake.Server) []PostedCluster {
 }
 
 // CreatedClusters are the cluster creates CS accepted.
-func CreatedClusters(t testing.TB, cs *fake.Server) []PostedCluster {
+func CreatedClusters(t testing.TB, cs *fakeclusterservice.Server) []PostedCluster {
 	t.Helper()
 	var out []PostedCluster
 	for _, p := range ClusterPosts(t, cs) {

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/internal/database"
-	"github.com/hcpsched/hcpsched/internal/database/conformance"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
-	"github.com/hcpsched/hcpsched/internal/database/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/conformance"
+	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
 )
 
 // newTestStore gives the suite a database of its own (see cosmostest); each subtest adds

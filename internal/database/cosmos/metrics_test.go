@@ -24,7 +24,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
-	"github.com/hcpsched/hcpsched/internal/database/emulator"
+	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 )
 
 func TestClassifyOperation(t *testing.T) {

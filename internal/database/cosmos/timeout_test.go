@@ -14,7 +14,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
-	"github.com/hcpsched/hcpsched/internal/database/emulator"
+	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 )
 
 const testTryTimeout = 50 * time.Millisecond

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/hcpsched/hcpsched/internal/database"
-	"github.com/hcpsched/hcpsched/internal/database/conformance"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/conformance"
 )
 
 func TestConformance(t *testing.T) {

@@ -1,0 +1,432 @@
+// Package localregion runs a whole ARO-HCP region on one machine, each part a separate
+// process on 127.0.0.1: the Cosmos emulator, the fake Cluster Service, the management
+// cluster simulator, `fleet controller` and `backend`. It registers the management
+// clusters, creates clusters over time the way ARO-HCP's frontend does, and shows them
+// being placed, pinned in Cluster Service and observed. `make run` runs it.
+package localregion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hcpsched/hcpsched/fleet/register"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/cosmos"
+	"github.com/hcpsched/hcpsched/internal/dev/emulator"
+	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
+)
+
+// Defaults of the region, defined once; the command's flags read them from here.
+const (
+	DefaultManagementClusters = 5
+	DefaultClusters           = 40
+	// DefaultSingleReplicaEvery makes every 8th cluster single-replica.
+	DefaultSingleReplicaEvery = 8
+	DefaultCreateInterval     = 250 * time.Millisecond
+	// DefaultTimeout bounds a run with ExitWhenSettled.
+	DefaultTimeout = 3 * time.Minute
+	// DefaultTightNodes is the node count of stamp 1, the MC with a tight capacity.
+	DefaultTightNodes      = 1
+	DefaultReportInterval  = time.Second
+	DefaultNotReadyDelay   = 3 * time.Second
+	DefaultProgressEvery   = 2 * time.Second
+	DefaultRegion          = "eastus"
+	DefaultAgentPoolVMSize = mcsim.DefaultVMSize
+	// DefaultMaxNodes is every normal worker pool's autoscaling maximum. The simulator
+	// does not add nodes, so the default keeps the pools at their ceiling: the scale
+	// ceiling then equals what the MCs report and the tight MC takes its share.
+	DefaultMaxNodes = 0
+)
+
+// Options sizes and paces the region.
+type Options struct {
+	ManagementClusters int
+	Clusters           int
+	SingleReplicaEvery int
+	CreateInterval     time.Duration
+	ExitWhenSettled    bool
+	Timeout            time.Duration
+	Nodes              int
+	TightNodes         int
+	MaxNodes           int
+	ReportInterval     time.Duration
+	NotReadyDelay      time.Duration
+	ProgressEvery      time.Duration
+	// RepoRoot holds go.mod and emulator/; empty finds it from the working directory.
+	RepoRoot string
+	// OutputDir receives the binaries (bin/) and the logs (localregion/); empty means
+	// <RepoRoot>/_output.
+	OutputDir string
+	// GoBuildFlags are added to the `go build` of the binaries; a test run with -race
+	// passes -race so that the build reuses the dependencies its own build compiled.
+	GoBuildFlags []string
+}
+
+// DefaultOptions is `make run` without RUN_FLAGS.
+func DefaultOptions() Options {
+	return Options{
+		ManagementClusters: DefaultManagementClusters, Clusters: DefaultClusters,
+		SingleReplicaEvery: DefaultSingleReplicaEvery, CreateInterval: DefaultCreateInterval,
+		Timeout: DefaultTimeout, Nodes: mcsim.DefaultNodes, TightNodes: DefaultTightNodes, MaxNodes: DefaultMaxNodes,
+		ReportInterval: DefaultReportInterval, NotReadyDelay: DefaultNotReadyDelay,
+		ProgressEvery: DefaultProgressEvery,
+	}
+}
+
+// Validate reports unusable options, naming the flags.
+func (o Options) Validate() error {
+	var errs []error
+	if o.ManagementClusters < 1 {
+		errs = append(errs, fmt.Errorf("--management-clusters must be at least 1, got %d", o.ManagementClusters))
+	}
+	if o.Clusters < 0 {
+		errs = append(errs, fmt.Errorf("--clusters must not be negative, got %d", o.Clusters))
+	}
+	if o.Nodes < 1 || o.TightNodes < 1 {
+		errs = append(errs, errors.New("--nodes and --tight-nodes must be at least 1"))
+	}
+	for name, d := range map[string]time.Duration{
+		"--timeout": o.Timeout, "--report-interval": o.ReportInterval, "--progress-every": o.ProgressEvery,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// binaries are built once into _output/bin.
+var binaries = []string{"./backend", "./fleet", "./cmd/fake-cluster-service", "./cmd/mc-simulator"}
+
+// Run starts the region and drives it until ctx ends or, with ExitWhenSettled, until every
+// cluster has settled. Every process it started is stopped before it returns.
+func Run(ctx context.Context, o Options, out io.Writer) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	root, err := RepoRoot(o.RepoRoot)
+	if err != nil {
+		return err
+	}
+	outDir := o.OutputDir
+	if outDir == "" {
+		outDir = filepath.Join(root, "_output")
+	}
+	binDir := filepath.Join(outDir, "bin")
+	logDir := filepath.Join(outDir, "localregion")
+	// Logs of an earlier run would be mistaken for this one's.
+	if err := os.RemoveAll(logDir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "building %s into %s\n", strings.Join(binaries, " "), binDir)
+	buildArgs := append(append([]string{"build"}, o.GoBuildFlags...), "-o", binDir+string(filepath.Separator))
+	build := exec.CommandContext(ctx, "go", append(buildArgs, binaries...)...)
+	build.Dir = root
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %w\n%s", err, b)
+	}
+	bin := func(name string) string { return filepath.Join(binDir, name) }
+
+	sup := newSupervisor(logDir)
+	defer sup.stopAll()
+
+	emuLog, err := os.Create(filepath.Join(logDir, "emulator.log"))
+	if err != nil {
+		return err
+	}
+	defer emuLog.Close()
+	emu, err := emulator.Start(ctx, emulator.Options{Dir: filepath.Join(root, "emulator"), Log: emuLog})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = emu.Stop() }()
+	fmt.Fprintf(out, "Cosmos emulator   %s\n", emu.Endpoint)
+
+	_, csOut, err := sup.start("fake-cluster-service", bin("fake-cluster-service"), true, "--listen", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	line, err := readFirstLine(csOut, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("fake Cluster Service: %w", err)
+	}
+	var announced struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal([]byte(line), &announced); err != nil || announced.URL == "" {
+		return fmt.Errorf("fake Cluster Service announced %q, want {\"url\": ...}", line)
+	}
+	csURL := announced.URL
+	fmt.Fprintf(out, "fake Cluster Service %s\n", csURL)
+
+	cosmosArgs := []string{"--cosmos-endpoint", emu.Endpoint, "--cosmos-key", emu.Key}
+	if err := registerAll(ctx, sup, bin("fleet"), o, cosmosArgs); err != nil {
+		return err
+	}
+	poolFile := filepath.Join(logDir, "agentpools.json")
+	if err := writeAgentPools(poolFile, o); err != nil {
+		return err
+	}
+
+	var metricsURLs []string
+	startService := func(name, binary string, args ...string) error {
+		addr, err := FreeAddress()
+		if err != nil {
+			return err
+		}
+		args = append(args, "--metrics-address", addr, "--health-address", addr, "--leader-elect=false", "--shutdown-timeout", "5s")
+		if _, _, err := sup.start(name, binary, false, args...); err != nil {
+			return err
+		}
+		metricsURLs = append(metricsURLs, fmt.Sprintf("%-15s http://%s/metrics", name, addr))
+		return nil
+	}
+	if err := startService("fleet", bin("fleet"), append([]string{"controller",
+		"--clusters-service-url", csURL, "--region", DefaultRegion,
+		"--agent-pool-source", "static", "--agent-pool-file", poolFile,
+		"--capacity-poll-interval", o.ReportInterval.String(), "--scale-ceiling-interval", "5s",
+		"--changefeed-poll-interval", "250ms"}, cosmosArgs...)...); err != nil {
+		return err
+	}
+	if err := startService("mc-simulator", bin("mc-simulator"), append([]string{
+		"--clusters-service-url", csURL, "--interval", o.ReportInterval.String(),
+		"--not-ready-delay", o.NotReadyDelay.String(), "--nodes", strconv.Itoa(o.Nodes),
+		"--stamp-nodes", "1=" + strconv.Itoa(o.TightNodes)}, cosmosArgs...)...); err != nil {
+		return err
+	}
+	if err := startService("backend", bin("backend"), append([]string{
+		"--clusters-service-url", csURL, "--cosmos-ensure-layout",
+		"--changefeed-poll-interval", "250ms", "--placement-requeue-after", "1s",
+		"--management-cluster-placement-sync-requeue-after", "1s"}, cosmosArgs...)...); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "metrics:")
+	for _, u := range metricsURLs {
+		fmt.Fprintln(out, "  "+u)
+	}
+	fmt.Fprintf(out, "logs: %s\n\n", logDir)
+
+	store, err := cosmos.Open(cosmos.Config{Endpoint: emu.Endpoint, Key: emu.Key, Database: cosmos.DefaultDatabase}, prometheus.NewRegistry())
+	if err != nil {
+		return err
+	}
+	return drive(ctx, o, out, store, csURL, sup, emu.Done())
+}
+
+// drive creates the clusters, shows progress and decides when the run is over.
+// emulatorDone closes when the Cosmos emulator, which the supervisor does not run, exits.
+func drive(ctx context.Context, o Options, out io.Writer, store database.Store, csURL string, sup *supervisor, emulatorDone <-chan struct{}) error {
+	obs := &observer{store: store, csURL: csURL, client: &http.Client{Timeout: 10 * time.Second},
+		created: map[string]time.Time{}, singleReplica: map[string]bool{}}
+	start := time.Now()
+	var deadline <-chan time.Time
+	if o.ExitWhenSettled {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	create := time.NewTicker(max(o.CreateInterval, time.Millisecond))
+	defer create.Stop()
+	progress := time.NewTicker(o.ProgressEvery)
+	defer progress.Stop()
+	resources := store.Container(api.ResourcesContainer)
+	last := snapshot{}
+	// On a terminal each progress block replaces the previous one.
+	redraw, drawn := isTerminal(out), 0
+	stopped := func() error {
+		fmt.Fprintln(out, "\nstopping")
+		renderPlacements(out, last)
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return stopped()
+		case c := <-sup.died:
+			if ctx.Err() != nil {
+				return stopped()
+			}
+			return deathError(c)
+		case <-emulatorDone:
+			// Ctrl-C reaches the emulator too, which may exit before ctx ends.
+			if ctx.Err() != nil {
+				return stopped()
+			}
+			return fmt.Errorf("the Cosmos emulator exited unexpectedly; its log is %s", filepath.Join(sup.logDir, "emulator.log"))
+		case <-deadline:
+			if s, err := obs.snapshot(ctx); err == nil {
+				render(out, s, o.Clusters, time.Since(start))
+			}
+			return fmt.Errorf("timed out after %s before the region settled: every cluster must be placed, created in Cluster Service and observed, with no reservation left; logs in %s", o.Timeout, sup.logDir)
+		case <-create.C:
+			if len(obs.created) >= o.Clusters {
+				continue
+			}
+			n := len(obs.created) + 1
+			single := o.SingleReplicaEvery > 0 && n%o.SingleReplicaEvery == 0
+			now := time.Now()
+			doc, err := NewClusterDocument(n, single, now)
+			if err != nil {
+				return err
+			}
+			if _, err := database.Create(ctx, resources, doc); err != nil && !errors.Is(err, database.ErrConflict) {
+				return fmt.Errorf("creating cluster %d: %w", n, err)
+			}
+			key := strings.ToLower(doc.ResourceID)
+			obs.created[key] = now
+			obs.singleReplica[key] = single
+		case <-progress.C:
+			s, err := obs.snapshot(ctx)
+			if err != nil {
+				fmt.Fprintf(out, "reading progress: %v\n", err)
+				continue
+			}
+			last = s
+			if redraw && drawn > 0 {
+				fmt.Fprintf(out, "\033[%dA\033[J", drawn)
+			}
+			drawn = render(out, s, o.Clusters, time.Since(start))
+			if o.ExitWhenSettled && s.settled(o.Clusters) {
+				fmt.Fprintf(out, "\nsettled after %s: %d clusters placed, created in Cluster Service and observed; no reservation left\n",
+					time.Since(start).Round(100*time.Millisecond), o.Clusters)
+				renderPlacements(out, s)
+				return nil
+			}
+		}
+	}
+}
+
+// registerAll runs `fleet register` for every MC: stamp 1 is the tight one and, when
+// there are several, the last is Unschedulable. The first run creates the database
+// layout alone so that the others do not race to create it.
+func registerAll(ctx context.Context, sup *supervisor, fleet string, o Options, cosmosArgs []string) error {
+	args := func(n int) []string {
+		policy := api.Schedulable
+		if o.ManagementClusters > 1 && n == o.ManagementClusters {
+			policy = api.Unschedulable
+		}
+		r := RegisterOptions(n, policy)
+		return append([]string{"register", "--stamp-identifier", r.Stamp, "--scheduling-policy", r.SchedulingPolicy,
+			"--aks-resource-id", r.AKSResourceID, "--kube-applier-cosmos-container-name", r.KubeApplierCosmosContainerName,
+			"--auto-approve", "--ensure-layout",
+			"--public-dns-zone-resource-id", r.PublicDNSZoneResourceID,
+			"--hosted-clusters-secrets-keyvault-url", r.HostedClustersSecretsKeyVaultURL,
+			"--hosted-clusters-managed-identities-keyvault-url", r.HostedClustersManagedIdentitiesKeyVaultURL,
+			"--hosted-clusters-secrets-keyvault-mi-client-id", r.HostedClustersSecretsKeyVaultManagedIdentityClientID,
+			"--maestro-consumer-name", r.MaestroConsumerName,
+			"--maestro-rest-api-url", r.MaestroRESTAPIURL,
+			"--maestro-grpc-target", r.MaestroGRPCTarget,
+		}, cosmosArgs...)
+	}
+	if err := sup.runToCompletion(ctx, "register-1", fleet, args(1)...); err != nil {
+		return err
+	}
+	errs := make([]error, o.ManagementClusters+1)
+	var wg sync.WaitGroup
+	for n := 2; n <= o.ManagementClusters; n++ {
+		wg.Go(func() { errs[n] = sup.runToCompletion(ctx, fmt.Sprintf("register-%d", n), fleet, args(n)...) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// RegisterOptions is what the local region registers as stamp n: an AKS cluster, key
+// vaults and a Maestro consumer of its own, auto-approved.
+func RegisterOptions(n int, policy string) register.Options {
+	return register.Options{
+		Stamp:                            strconv.Itoa(n),
+		AutoApprove:                      true,
+		SchedulingPolicy:                 policy,
+		AKSResourceID:                    AKSResourceID(n),
+		KubeApplierCosmosContainerName:   fmt.Sprintf("kubeapplier-%d", n),
+		PublicDNSZoneResourceID:          "/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/global/providers/Microsoft.Network/dnszones/local.hcp.example.com",
+		HostedClustersSecretsKeyVaultURL: fmt.Sprintf("https://local-cx-%d.vault.azure.net/", n),
+		HostedClustersManagedIdentitiesKeyVaultURL:           fmt.Sprintf("https://local-mi-%d.vault.azure.net/", n),
+		HostedClustersSecretsKeyVaultManagedIdentityClientID: "6f1c3a52-9d7e-4b1a-8c55-2f0e9d41b7a3",
+		MaestroConsumerName:                                  fmt.Sprintf("local-mgmt-%d", n),
+		MaestroRESTAPIURL:                                    "http://maestro.maestro.svc.cluster.local:8000",
+		MaestroGRPCTarget:                                    "maestro-grpc.maestro.svc.cluster.local:8090",
+	}
+}
+
+// AKSResourceID is the resource ID of stamp n's AKS cluster.
+func AKSResourceID(n int) string {
+	return fmt.Sprintf("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/hcp-underlay-local-mgmt-%d/providers/Microsoft.ContainerService/managedClusters/local-mgmt-%d", n, n)
+}
+
+// writeAgentPools writes the fleet's static agent pool file.
+func writeAgentPools(path string, o Options) error {
+	b, err := AgentPools(o.Nodes, o.TightNodes, o.MaxNodes)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// AgentPools is the fleet's static agent pool file: autoscaling worker pools of nodes
+// nodes up to maxNodes (at least nodes), and a fixed pool of tightNodes for stamp 1.
+func AgentPools(nodes, tightNodes, maxNodes int) ([]byte, error) {
+	pool := func(count, maxCount int, autoscale bool) []map[string]any {
+		return []map[string]any{{"name": "worker", "properties": map[string]any{
+			"vmSize": DefaultAgentPoolVMSize, "count": count, "enableAutoScaling": autoscale, "maxCount": maxCount,
+			"nodeLabels": map[string]string{"aro-hcp.azure.com/role": "worker"},
+			"tags":       map[string]string{"aks-nic-secondary-count": strconv.Itoa(mcsim.DefaultNodeSwiftNICs)},
+		}}}
+	}
+	pools := map[string]any{
+		"*":              pool(nodes, max(nodes, maxNodes), true),
+		AKSResourceID(1): pool(tightNodes, tightNodes, false),
+	}
+	return json.MarshalIndent(pools, "", "  ")
+}
+
+// RepoRoot is dir, or the nearest folder above the working directory holding go.mod and
+// emulator/server.js.
+func RepoRoot(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "go.mod")) && fileExists(filepath.Join(d, "emulator", "server.js")) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no hcpsched checkout (go.mod and emulator/server.js) above %s", wd)
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,221 @@
+package localregion
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/fleet/agentpools"
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+)
+
+// TestRegionSettles runs the whole stack once, small, and expects it to settle.
+func TestRegionSettles(t *testing.T) {
+	o := DefaultOptions()
+	o.ManagementClusters, o.Clusters, o.SingleReplicaEvery = 3, 6, 3
+	o.ExitWhenSettled, o.Timeout, o.ProgressEvery = true, 50*time.Second, 500*time.Millisecond
+	if raceEnabled {
+		// Shares the compiled dependencies with this test's own build (a cold non-race
+		// build of the binaries takes minutes) and runs the whole stack under the race
+		// detector.
+		o.GoBuildFlags = []string{"-race"}
+	}
+	o.OutputDir = t.TempDir()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	err := Run(ctx, o, &out)
+	require.NoError(t, err, out.String())
+	text := out.String()
+	assert.Contains(t, text, "settled after")
+	for _, name := range []string{"fleet", "mc-simulator", "backend"} {
+		assert.Regexp(t, name+` +http://127\.0\.0\.1:\d+/metrics`, text)
+	}
+	assert.Regexp(t, `(?m)^all +6 `, text, "the placement table counts every cluster")
+	assert.Regexp(t, `(?m)^3 +Unschedulable +0 `, text, "nothing lands on the Unschedulable MC")
+
+	logs, err := filepath.Glob(filepath.Join(o.OutputDir, "localregion", "*.log"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, logs)
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "DATA RACE", l)
+	}
+}
+
+func TestNewClusterDocument(t *testing.T) {
+	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	ha, err := NewClusterDocument(1, false, now)
+	require.NoError(t, err)
+	single, err := NewClusterDocument(2, true, now)
+	require.NoError(t, err)
+
+	rid, err := ha.ParsedResourceID()
+	require.NoError(t, err)
+	assert.Equal(t, "hcp-local-1", rid.Name())
+	assert.Equal(t, api.CosmosID(ha.ResourceID), ha.ID)
+	pk, err := api.ResourcesPartitionKey(rid)
+	require.NoError(t, err)
+	assert.Equal(t, pk, ha.PartitionKey)
+	assert.Equal(t, localTenant, ha.Properties.Identity.TenantID)
+	assert.Equal(t, "mrg-hcp-local-1", ha.Properties.CustomerProperties.Platform.ManagedResourceGroup)
+	assert.Equal(t, now, ha.Properties.SystemData.CreatedAt)
+	assert.Nil(t, ha.Properties.ServiceProvider().ExperimentalFeatures)
+	assert.Equal(t, "Accepted", ha.Properties.ServiceProvider().ProvisioningState)
+	assert.Equal(t, api.SingleReplica, single.Properties.ServiceProvider().ExperimentalFeatures.SingleReplica)
+	assert.NotEqual(t, ha.PartitionKey, single.PartitionKey, "each cluster has its own subscription")
+
+	body, err := api.Encode(ha)
+	require.NoError(t, err)
+	for _, gone := range []string{fixtureSubscription, fixtureGroup, fixtureName, fixtureMRG, `"_rid"`, `"_etag"`} {
+		assert.NotContains(t, string(body), gone)
+	}
+	assert.Contains(t, string(body), `"networkType":"OVNKubernetes"`, "the frontend's fields are kept")
+}
+
+func TestWriteAgentPools(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pools.json")
+	o := DefaultOptions()
+	require.NoError(t, writeAgentPools(path, o))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	pools, err := agentpools.ParseStatic(b)
+	require.NoError(t, err)
+	tight, err := pools.List(t.Context(), AKSResourceID(1))
+	require.NoError(t, err)
+	require.Len(t, tight, 1)
+	other, err := pools.List(t.Context(), AKSResourceID(2))
+	require.NoError(t, err)
+	require.Len(t, other, 1)
+	assert.NotEqual(t, tight[0], other[0], "the tight MC cannot scale out like the others")
+}
+
+func TestProgressRendering(t *testing.T) {
+	assert.Equal(t, "["+strings.Repeat("#", 10)+strings.Repeat("+", 5)+strings.Repeat(".", 25)+"]", bar(12, 6, 48))
+	assert.Equal(t, "["+strings.Repeat("#", barWidth)+"]", bar(60, 3, 48), "an over-full MC fills the bar")
+	assert.Equal(t, "["+strings.Repeat(" ", barWidth)+"]", bar(0, 0, 0), "no report yet")
+
+	d := []time.Duration{4 * time.Second, time.Second, 2 * time.Second, 3 * time.Second}
+	assert.Equal(t, "2s", percentile(d, 50))
+	assert.Equal(t, "4s", percentile(d, 90))
+	assert.Equal(t, "4s", percentile(d, 100))
+	assert.Equal(t, "-", percentile(nil, 50))
+
+	for _, tc := range []struct {
+		name string
+		s    snapshot
+		want bool
+	}{
+		{"all through", snapshot{created: 2, placed: 2, inCS: 2, observed: 2}, true},
+		{"reservation left", snapshot{created: 2, placed: 2, inCS: 2, observed: 2, pending: 1}, false},
+		{"not observed", snapshot{created: 2, placed: 2, inCS: 2, observed: 1}, false},
+		{"not all created", snapshot{created: 1, placed: 1, inCS: 1, observed: 1}, false},
+	} {
+		assert.Equal(t, tc.want, tc.s.settled(2), tc.name)
+	}
+}
+
+func TestSupervisorReportsADeadChildAndStopsTheRest(t *testing.T) {
+	sup := newSupervisor(t.TempDir())
+	defer sup.stopAll()
+	sleeper, _, err := sup.start("sleeper", "/bin/sh", false, "-c", "exec sleep 60")
+	require.NoError(t, err)
+	_, _, err = sup.start("crasher", "/bin/sh", false, "-c", "echo boom >&2; exit 3")
+	require.NoError(t, err)
+	select {
+	case c := <-sup.died:
+		err := deathError(c)
+		assert.ErrorContains(t, err, "crasher exited unexpectedly (exit status 3)")
+		assert.ErrorContains(t, err, "boom")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dead child was not reported")
+	}
+	sup.stopAll()
+	select {
+	case <-sleeper.done:
+	default:
+		t.Fatal("stopAll returned with a child still running")
+	}
+	select {
+	case c := <-sup.died:
+		t.Fatalf("%s reported as dead although it was stopped", c.name)
+	default:
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	require.NoError(t, DefaultOptions().Validate())
+	o := DefaultOptions()
+	o.ManagementClusters, o.Timeout = 0, 0
+	err := o.Validate()
+	assert.ErrorContains(t, err, "--management-clusters")
+	assert.ErrorContains(t, err, "--timeout")
+}
+
+// driveEnv is drive's world without the rest of the region: a memory store and an empty
+// fake Cluster Service, so that nothing is ever placed.
+func driveEnv(t *testing.T) (Options, *memory.Store, string, *supervisor) {
+	srv := httptest.NewServer(fakeclusterservice.New())
+	t.Cleanup(srv.Close)
+	o := DefaultOptions()
+	o.Clusters, o.CreateInterval, o.ProgressEvery = 3, 10*time.Millisecond, 20*time.Millisecond
+	o.ExitWhenSettled, o.Timeout = true, 500*time.Millisecond
+	sup := newSupervisor(t.TempDir())
+	t.Cleanup(sup.stopAll)
+	return o, memory.New(), srv.URL, sup
+}
+
+func TestDriveCreatesClustersAndTimesOutWhenNothingSettles(t *testing.T) {
+	o, store, csURL, sup := driveEnv(t)
+	var out bytes.Buffer
+	err := drive(t.Context(), o, &out, store, csURL, sup, nil)
+	require.ErrorContains(t, err, "timed out after 500ms before the region settled")
+
+	var created []string
+	for item, err := range store.Container(api.ResourcesContainer).List(t.Context(), database.ListOptions{ResourceType: api.ClusterResourceType}) {
+		require.NoError(t, err)
+		doc, err := database.DecodeItem[api.ClusterProperties](item)
+		require.NoError(t, err)
+		created = append(created, doc.Properties.ServiceProvider().ProvisioningState)
+	}
+	assert.Equal(t, []string{"Accepted", "Accepted", "Accepted"}, created, "the clusters are written as the frontend writes them")
+	assert.Contains(t, out.String(), "created 3/3  placed 0")
+}
+
+func TestDriveFailsWhenAProcessDies(t *testing.T) {
+	o, store, csURL, sup := driveEnv(t)
+	o.Timeout = time.Minute
+	_, _, err := sup.start("backend", "/bin/sh", false, "-c", "echo cannot start >&2; exit 1")
+	require.NoError(t, err)
+	err = drive(t.Context(), o, io.Discard, store, csURL, sup, nil)
+	assert.ErrorContains(t, err, "backend exited unexpectedly")
+	assert.ErrorContains(t, err, "cannot start")
+
+	emulatorDone := make(chan struct{})
+	close(emulatorDone)
+	err = drive(t.Context(), o, io.Discard, store, csURL, newSupervisor(t.TempDir()), emulatorDone)
+	assert.ErrorContains(t, err, "the Cosmos emulator exited unexpectedly")
+}
+
+func TestDriveStopsQuietlyOnCancel(t *testing.T) {
+	o, store, csURL, sup := driveEnv(t)
+	o.ExitWhenSettled = false
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out bytes.Buffer
+	require.NoError(t, drive(ctx, o, &out, store, csURL, sup, nil))
+	assert.Contains(t, out.String(), "placement latency")
+}

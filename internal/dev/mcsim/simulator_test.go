@@ -1,0 +1,309 @@
+package mcsim
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/cosmos"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/emulator"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+)
+
+const testDelay = 10 * time.Second
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+type env struct {
+	t     *testing.T
+	store database.Store
+	fake  *fakeclusterservice.Server
+	cs    *clusterservice.Client
+	clock *clock
+	sim   *Simulator
+	n     int
+}
+
+// stores are the stores the simulator is tested on; the emulator's containers are created
+// up front, as `fleet register --ensure-layout` creates them in a region.
+var stores = []struct {
+	name string
+	open func(t *testing.T) database.Store
+}{
+	{"memory", func(*testing.T) database.Store { return memory.New() }},
+	{"emulator", func(t *testing.T) database.Store {
+		emu := emulator.StartForTest(t)
+		store, err := cosmos.Open(cosmos.Config{Endpoint: emu.Endpoint, Key: emu.Key, Database: cosmos.DefaultDatabase}, prometheus.NewRegistry())
+		require.NoError(t, err)
+		require.NoError(t, store.EnsureLayout(t.Context(), api.FleetContainer, api.ResourcesContainer,
+			"kubeapplier-a", "kubeapplier-tight", "kubeapplier-waiting"))
+		return store
+	}},
+}
+
+func newEnv(t *testing.T) *env { return newEnvOn(t, memory.New()) }
+
+func newEnvOn(t *testing.T, store database.Store) *env {
+	f := fakeclusterservice.New()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	cs, err := clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, DisableRetries: true, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	e := &env{t: t, store: store, fake: f, cs: cs, clock: &clock{now: time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)}}
+	e.sim = New(Config{
+		Store: e.store, ClusterServiceURL: srv.URL, NotReadyDelay: testDelay, Now: e.clock.Now,
+		ProfileFor: func(mc *api.ResourceID) Profile {
+			p := DefaultProfile()
+			if strings.Contains(mc.Key(), "/stamps/tight/") {
+				p.Nodes = 1
+			}
+			return p
+		},
+	})
+	return e
+}
+
+// addMC registers an MC document, its shard in CS and, if withReadDesire, the capacity
+// ReadDesire the fleet creates; it returns the MC's resource ID and shard id.
+func (e *env) addMC(stamp string, withReadDesire bool) (*api.ResourceID, string) {
+	t := e.t
+	shard, err := arohcp.NewProvisionShard().
+		Region(arohcp.NewCloudRegion().ID("eastus")).
+		CloudProvider(arohcp.NewCloudProvider().ID("azure")).
+		Topology("shared").
+		AzureShard(arohcp.NewAzureShard().
+			AksManagementClusterResourceId("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/mc/providers/Microsoft.ContainerService/managedClusters/mc-" + stamp).
+			PublicDnsZoneResourceId("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/dns/providers/Microsoft.Network/dnszones/example.com").
+			CxManagedIdentitiesKeyVaultUrl("https://mi.vault.azure.net/").
+			CxSecretsKeyVaultUrl("https://secrets.vault.azure.net/").
+			CxSecretsKeyVaultManagedIdentityClientId("11111111-1111-1111-1111-111111111111")).
+		MaestroConfig(arohcp.NewProvisionShardMaestroConfig().
+			ConsumerName("consumer-" + stamp).
+			RestApiConfig(arohcp.NewProvisionShardMaestroRestApiConfig().Url("http://maestro:8000")).
+			GrpcApiConfig(arohcp.NewProvisionShardMaestroGrpcApiConfig().Url("maestro:8090"))).
+		Build()
+	require.NoError(t, err)
+	created, err := e.cs.CreateProvisionShard(t.Context(), shard)
+	require.NoError(t, err)
+	href, err := clusterservice.ShardHREF(created.ID())
+	require.NoError(t, err)
+
+	mcID := api.ManagementClusterResourceID(stamp)
+	pk, err := api.FleetPartitionKey(mcID)
+	require.NoError(t, err)
+	container := "kubeapplier-" + stamp
+	_, err = database.Create(t.Context(), e.store.Container(api.FleetContainer), api.NewDocument(mcID, pk, api.ManagementClusterProperties{
+		Spec: &api.ManagementClusterSpec{SchedulingPolicy: api.Schedulable},
+		Status: &api.ManagementClusterStatus{
+			ClusterServiceProvisionShardID: href, KubeApplierCosmosContainerName: container,
+		},
+	}))
+	require.NoError(t, err)
+	if withReadDesire {
+		body := fmt.Sprintf(`{"id":"x","resourceID":%q,"partitionKey":%q,"properties":{"spec":{"managementCluster":%q,"targetItem":{"group":%q,"version":%q,"resource":%q,"name":%q},"futureField":"kept"}}}`,
+			api.CapacityReadDesireResourceID(mcID), api.KubeApplierPartitionKey(mcID), mcID,
+			api.CapacityReportGroup, api.CapacityReportVersion, api.CapacityReportResource, api.CapacityReportName)
+		doc, err := api.Decode[api.ReadDesireProperties]([]byte(body))
+		require.NoError(t, err)
+		doc.ID = api.CosmosID(doc.ResourceID)
+		_, err = database.Create(t.Context(), e.store.Container(container), doc)
+		require.NoError(t, err)
+	}
+	return mcID, created.ID()
+}
+
+// addCluster creates the HCPOpenShiftCluster document and the CS cluster pinned to shard.
+func (e *env) addCluster(shard string, singleReplica bool) string {
+	t := e.t
+	e.n++
+	sub := fmt.Sprintf("00000000-0000-0000-0000-%012d", e.n)
+	rg, name := fmt.Sprintf("rg-%d", e.n), fmt.Sprintf("hcp-%d", e.n)
+	rid := api.MustParseResourceID(fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/%s/%s", sub, rg, api.ClusterResourceType, name))
+	props := api.ClusterProperties{ServiceProviderProperties: &api.ClusterServiceProviderProperties{}}
+	if singleReplica {
+		props.ServiceProviderProperties.ExperimentalFeatures = &api.ExperimentalFeatures{SingleReplica: api.SingleReplica}
+	}
+	pk, err := api.ResourcesPartitionKey(rid)
+	require.NoError(t, err)
+	_, err = database.Create(t.Context(), e.store.Container(api.ResourcesContainer), api.NewDocument(rid, pk, props))
+	require.NoError(t, err)
+
+	body, err := arohcp.NewCluster().ID(clusterservice.NewClusterID()).Name(name).
+		Azure(arohcp.NewAzure().SubscriptionID(sub).ResourceGroupName(rg).ResourceName(name).
+			TenantID("22222222-2222-2222-2222-222222222222").ManagedResourceGroupName("mrg-" + name)).
+		Build()
+	require.NoError(t, err)
+	c, err := e.cs.CreatePinnedCluster(t.Context(), body, shard)
+	require.NoError(t, err)
+	return c.ID()
+}
+
+func (e *env) report(mcID *api.ResourceID) (*api.ReadDesire, *api.CapacityReport) {
+	t := e.t
+	rd, err := database.Get[api.ReadDesireProperties](t.Context(), e.store.Container("kubeapplier-"+mcID.Names[0]),
+		api.KubeApplierPartitionKey(mcID), api.CapacityReadDesireResourceID(mcID).String())
+	require.NoError(t, err)
+	require.NotNil(t, rd.Properties.Status)
+	report, err := api.DecodeCapacityReport(rd.Properties.Status.KubeContent)
+	require.NoError(t, err)
+	return rd, report
+}
+
+// onShard is what the fake CS says the MC runs, as ARM resource IDs.
+func (e *env) onShard(shard string) []string {
+	clusters, err := e.fake.ClustersOnShard(shard)
+	require.NoError(e.t, err)
+	out := []string{}
+	for _, c := range clusters {
+		rid, ok := AzureResourceID(c)
+		require.True(e.t, ok)
+		out = append(out, rid)
+	}
+	return out
+}
+
+func reported(r *api.CapacityReport) []string {
+	return append(append([]string{}, r.Status.HostedControlPlanes.ReadyResourceIDs...), r.Status.HostedControlPlanes.NotReadyResourceIDs...)
+}
+
+func TestSyncReportsWhatTheFakeClusterServiceHasOnEachShard(t *testing.T) {
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) { testReportsMatchClusterService(t, newEnvOn(t, st.open(t))) })
+	}
+}
+
+func testReportsMatchClusterService(t *testing.T, e *env) {
+	mcA, shardA := e.addMC("a", true)
+	mcT, shardT := e.addMC("tight", true)
+	e.addMC("waiting", false) // the fleet has not created its ReadDesire yet: skipped
+
+	e.addCluster(shardA, false)
+	e.addCluster(shardA, true)
+	moved := e.addCluster(shardA, false)
+	e.addCluster(shardT, false)
+
+	require.NoError(t, e.sim.Sync(t.Context()))
+	rdA, repA := e.report(mcA)
+	_, repT := e.report(mcT)
+	assert.ElementsMatch(t, e.onShard(shardA), reported(repA))
+	assert.ElementsMatch(t, e.onShard(shardT), reported(repT))
+	assert.Empty(t, repA.Status.HostedControlPlanes.ReadyResourceIDs, "new HCPs are not ready before the delay")
+	assert.Equal(t, "7", repA.Status.Usage[api.SwiftNIC], "two HA HCPs (3 each) and one single-replica (1)")
+	assert.Equal(t, "7", repA.Status.Requested[api.SwiftNIC])
+	assert.Equal(t, "3", repT.Status.Usage[api.SwiftNIC])
+	assert.Equal(t, "48", repA.Status.Nodes[0].Allocatable[api.SwiftNIC], "3 nodes of 16")
+	assert.Equal(t, "16", repT.Status.Nodes[0].Allocatable[api.SwiftNIC], "the tight MC has 1 node")
+	assert.True(t, api.IsConditionTrue(repA.Status.Conditions, api.CapacityReportConditionReportCurrent))
+	assert.Equal(t, e.clock.Now(), repA.Status.LastReportedAt)
+	assert.True(t, api.IsConditionTrue(rdA.Properties.Status.Conditions, "Successful"))
+	spec, err := api.Encode(rdA)
+	require.NoError(t, err)
+	assert.Contains(t, string(spec), `"futureField":"kept"`, "fields the simulator does not own survive")
+
+	// A cluster moved behind the API's back is reported by its new MC only; after the
+	// delay every HCP is ready.
+	_, err = e.fake.MoveCluster(moved, shardT)
+	require.NoError(t, err)
+	e.clock.advance(testDelay)
+	require.NoError(t, e.sim.Sync(t.Context()))
+	_, repA = e.report(mcA)
+	_, repT = e.report(mcT)
+	assert.ElementsMatch(t, e.onShard(shardA), repA.Status.HostedControlPlanes.ReadyResourceIDs)
+	assert.ElementsMatch(t, e.onShard(shardT), repT.Status.HostedControlPlanes.ReadyResourceIDs)
+	assert.Empty(t, repA.Status.HostedControlPlanes.NotReadyResourceIDs)
+	assert.Equal(t, "4", repA.Status.Usage[api.SwiftNIC])
+	assert.Equal(t, "6", repT.Status.Usage[api.SwiftNIC])
+	assert.Equal(t, e.clock.Now(), repT.Status.LastReportedAt)
+}
+
+func TestSyncReportsNewHCPsNotReadyUntilTheDelayPasses(t *testing.T) {
+	e := newEnv(t)
+	mc, shard := e.addMC("a", true)
+	first := e.addCluster(shard, false)
+	require.NoError(t, e.sim.Sync(t.Context()))
+	e.clock.advance(testDelay / 2)
+	e.addCluster(shard, false)
+	require.NoError(t, e.sim.Sync(t.Context()))
+	_, r := e.report(mc)
+	assert.Empty(t, r.Status.HostedControlPlanes.ReadyResourceIDs)
+	assert.Len(t, r.Status.HostedControlPlanes.NotReadyResourceIDs, 2)
+
+	e.clock.advance(testDelay / 2)
+	require.NoError(t, e.sim.Sync(t.Context()))
+	_, r = e.report(mc)
+	c, err := e.cs.GetCluster(t.Context(), first)
+	require.NoError(t, err)
+	firstRID, _ := AzureResourceID(c)
+	assert.Equal(t, []string{firstRID}, r.Status.HostedControlPlanes.ReadyResourceIDs)
+	assert.Len(t, r.Status.HostedControlPlanes.NotReadyResourceIDs, 1)
+}
+
+func TestBuildReport(t *testing.T) {
+	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name              string
+		nodes             int
+		hcps              []HCP
+		wantNICs, wantCPU string
+		wantAllocNICs     string
+		wantReady         int
+	}{
+		{"empty MC", 3, nil, "0", "0", "48", 0},
+		{"HA and single-replica", 2, []HCP{{ResourceID: "/a", Ready: true}, {ResourceID: "/b", SingleReplica: true}}, "4", "2", "32", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultProfile()
+			p.Nodes = tc.nodes
+			r, err := BuildReport(p, tc.hcps, now)
+			require.NoError(t, err)
+			assert.Equal(t, api.CapacityReportKind, r.Kind)
+			assert.Equal(t, tc.wantNICs, r.Status.Usage[api.SwiftNIC])
+			assert.Equal(t, tc.wantCPU, r.Status.Requested["cpu"])
+			assert.Equal(t, tc.wantAllocNICs, r.Status.Nodes[0].Allocatable[api.SwiftNIC])
+			assert.Equal(t, tc.nodes, r.Status.Nodes[0].Ready)
+			assert.Len(t, r.Status.HostedControlPlanes.ReadyResourceIDs, tc.wantReady)
+			assert.Equal(t, now, r.Status.LastReportedAt)
+		})
+	}
+}
+
+func TestParseStampNodesAndProfiles(t *testing.T) {
+	got, err := ParseStampNodes("1=1, Tight=2")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"1": 1, "tight": 2}, got)
+	empty, err := ParseStampNodes("")
+	require.NoError(t, err)
+	assert.Empty(t, empty)
+	for _, bad := range []string{"1", "=2", "1=x", "1=-1"} {
+		_, err := ParseStampNodes(bad)
+		assert.Error(t, err, bad)
+	}
+
+	profileFor := ProfilesByStamp(DefaultProfile(), got)
+	assert.Equal(t, 2, profileFor(api.ManagementClusterResourceID("tight")).Nodes)
+	assert.Equal(t, DefaultNodes, profileFor(api.ManagementClusterResourceID("7")).Nodes)
+}
