@@ -1,0 +1,238 @@
+// Package docwrite is the one way either binary changes a stored document: a replace
+// under If-Match of a changed copy of the cached document, skipped when nothing changed,
+// confined to the fields the caller says it owns, and written through to the caller's
+// cache at once. How the owned fields reach the store (a whole-document Replace today, a
+// partial-document Patch later) is this package's business alone.
+package docwrite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+)
+
+// Outcome is what a write did.
+type Outcome int
+
+const (
+	// Unchanged: the change left the document as it was; nothing was sent.
+	Unchanged Outcome = iota
+	// Written: the change is stored, and is in the cache.
+	Written
+	// LostRace: the document changed or went away since it was cached (412 or 404 on a
+	// replace, 409 on a create); nothing was written. The change feed brings the newer
+	// state, and the caller decides again on that instead of forcing its write.
+	LostRace
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Unchanged:
+		return "unchanged"
+	case Written:
+		return "written"
+	case LostRace:
+		return "lost race"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Cache is the write-through side of an informer: a stored document is visible to this
+// process's listers as soon as the write returns, not a change-feed poll later.
+type Cache[P any] interface {
+	Assume(*api.Document[P])
+}
+
+// Writer writes one document type to one container and through to its cache.
+type Writer[P any] struct {
+	container database.Container
+	cache     Cache[P]
+}
+
+// New returns the writer of documents of type P in c, cached in cache.
+func New[P any](c database.Container, cache Cache[P]) Writer[P] {
+	return Writer[P]{container: c, cache: cache}
+}
+
+// Container is where the writer writes.
+func (w Writer[P]) Container() database.Container { return w.container }
+
+// Fields names the parts of a document a writer owns, as dotted JSON paths from the
+// document's root ("properties.spec.schedulingPolicy", "properties.status"). A path
+// owns everything beneath it.
+type Fields []string
+
+// Result is what Update did, and the document as stored when it wrote.
+type Result[P any] struct {
+	Outcome Outcome
+	// Stored is the document as the store returned it after a write; nil otherwise.
+	Stored *api.Document[P]
+}
+
+// Update applies change to a copy of cached, the document as this process's cache holds
+// it, and writes the copy back under If-Match on cached's etag, unless it encodes to the
+// same bytes (the codec keeps the original bytes of every unchanged value, so equal bytes
+// mean nothing changed and a write would only wake every reader of the document).
+//
+// change may set only the owned fields: a change anywhere else is an error and nothing
+// is written, so a controller cannot drop or rewrite a field another component owns.
+// cached itself is never modified.
+func (w Writer[P]) Update(ctx context.Context, cached *api.Document[P], owned Fields, change func(*api.Document[P]) error) (Result[P], error) {
+	updated := cached.DeepCopy()
+	if err := change(updated); err != nil {
+		return Result[P]{}, err
+	}
+	return w.replace(ctx, cached, updated, owned)
+}
+
+func (w Writer[P]) replace(ctx context.Context, cached, updated *api.Document[P], owned Fields) (Result[P], error) {
+	before, err := api.Encode(cached)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("encoding %s as cached: %w", cached.ResourceID, err)
+	}
+	after, err := api.Encode(updated)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("encoding %s as changed: %w", cached.ResourceID, err)
+	}
+	if bytes.Equal(before, after) {
+		return Result[P]{Outcome: Unchanged}, nil
+	}
+	if err := confined(before, after, owned); err != nil {
+		return Result[P]{}, fmt.Errorf("writing %s: %w", cached.ResourceID, err)
+	}
+	stored, err := database.Replace(ctx, w.container, updated)
+	switch {
+	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
+		return Result[P]{Outcome: LostRace}, nil
+	case err != nil:
+		return Result[P]{}, fmt.Errorf("replacing %s in %s: %w", cached.ResourceID, w.container.Name(), err)
+	}
+	w.cache.Assume(stored)
+	return Result[P]{Outcome: Written, Stored: stored}, nil
+}
+
+// Create stores doc, a new document, unless one with its id exists already, which is
+// LostRace and not an error: whoever created it first wins, and readers see that one.
+func (w Writer[P]) Create(ctx context.Context, doc *api.Document[P]) (Result[P], error) {
+	stored, err := database.Create(ctx, w.container, doc)
+	if errors.Is(err, database.ErrConflict) {
+		return Result[P]{Outcome: LostRace}, nil
+	}
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("creating %s in %s: %w", doc.ResourceID, w.container.Name(), err)
+	}
+	w.cache.Assume(stored)
+	return Result[P]{Outcome: Written, Stored: stored}, nil
+}
+
+// ErrNotOwned is returned, wrapped, when a change touches a field outside the owned ones.
+var ErrNotOwned = errors.New("change touches a field the writer does not own")
+
+// confined checks that before and after differ only within owned.
+func confined(before, after []byte, owned Fields) error {
+	var b, a any
+	if err := decodeJSON(before, &b); err != nil {
+		return err
+	}
+	if err := decodeJSON(after, &a); err != nil {
+		return err
+	}
+	if diff := firstDifference("", b, a, owned); diff != "" {
+		return fmt.Errorf("%w: %s (owned: %s)", ErrNotOwned, diff, strings.Join(owned, ", "))
+	}
+	return nil
+}
+
+func decodeJSON(b []byte, v *any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// firstDifference returns the path of the first value that differs between a and b
+// outside the owned paths, or "" when there is none.
+func firstDifference(path string, a, b any, owned Fields) string {
+	if path != "" && slices.Contains(owned, path) {
+		return ""
+	}
+	am, aIsObject := a.(map[string]any)
+	bm, bIsObject := b.(map[string]any)
+	if !aIsObject || !bIsObject {
+		if !ownsBeneath(path, owned) && !reflect.DeepEqual(a, b) {
+			return orRoot(path)
+		}
+		if !reflect.DeepEqual(a, b) {
+			// An owned path lies beneath a value that changed kind (an object appeared
+			// or went away): allowed only when everything else beneath it is owned too.
+			return differenceBeneath(path, a, b, owned)
+		}
+		return ""
+	}
+	keys := map[string]bool{}
+	for k := range am {
+		keys[k] = true
+	}
+	for k := range bm {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	for _, k := range sorted {
+		if d := firstDifference(join(path, k), am[k], bm[k], owned); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// differenceBeneath handles a value that is an object on one side only: the object's
+// fields are compared against nothing.
+func differenceBeneath(path string, a, b any, owned Fields) string {
+	am, _ := a.(map[string]any)
+	bm, _ := b.(map[string]any)
+	if am == nil && bm == nil {
+		return orRoot(path)
+	}
+	if am == nil {
+		am = map[string]any{}
+	}
+	if bm == nil {
+		bm = map[string]any{}
+	}
+	return firstDifference(path, am, bm, owned)
+}
+
+// ownsBeneath reports whether an owned path lies strictly beneath path.
+func ownsBeneath(path string, owned Fields) bool {
+	for _, o := range owned {
+		if path == "" || strings.HasPrefix(o, path+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "the whole document"
+	}
+	return path
+}
