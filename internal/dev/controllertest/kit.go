@@ -1,0 +1,223 @@
+// Package controllertest is the one test kit of both binaries' controllers: a memory
+// store (wrapped so the data-flow check records what controllers write), the informer
+// caches over it, a fake Cluster Service on 127.0.0.1 reached through the real OCM SDK
+// client, metrics and a log buffer. A unit test builds the controller's reconcile from
+// its definition and calls it synchronously, key by key, as client-go's
+// sample-controller tests do; only flow tests run the controllers and wait.
+package controllertest
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/dataflowtest"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/informertest"
+	"github.com/hcpsched/hcpsched/internal/dev/logbuffer"
+	"github.com/hcpsched/hcpsched/internal/informers"
+)
+
+// Timing of the kit: the feed is polled often, so a change reaches the caches within
+// milliseconds, and Eventually looks every Tick for at most WaitFor.
+const (
+	PollInterval = 5 * time.Millisecond
+	WaitFor      = 10 * time.Second
+	Tick         = 5 * time.Millisecond
+)
+
+// Kit is one test's world.
+type Kit struct {
+	// Memory is the store itself; Resources and Fleet are the test's own handles on it,
+	// for seeding and reading back, and are not recorded by the data-flow check.
+	Memory    *memory.Store
+	Resources database.Container
+	Fleet     database.Container
+	// Store is what controllers are given: the memory store wrapped by the data-flow
+	// recorder and by any Option.
+	Store    database.Store
+	Factory  *informers.Factory
+	Caches   informers.Caches
+	CS       *fakeclusterservice.Server
+	CSClient *clusterservice.Client
+	Registry *prometheus.Registry
+	Logs     *logbuffer.Buffer
+	Logger   *slog.Logger
+	// Runtime is what controller.Build needs: the kit's metrics and logger, and a retry
+	// back-off of milliseconds.
+	Runtime controller.Runtime
+}
+
+// Option changes how New builds the kit.
+type Option func(*options)
+
+type options struct {
+	wrap      []func(database.Store) database.Store
+	csOptions []fakeclusterservice.Option
+	csConfig  func(*clusterservice.Config)
+}
+
+// WithStore wraps the store the controllers (and the caches) see, to inject faults or
+// count requests; wrappers apply in order, innermost first.
+func WithStore(wrap func(database.Store) database.Store) Option {
+	return func(o *options) { o.wrap = append(o.wrap, wrap) }
+}
+
+// WithClusterService passes options to the fake Cluster Service.
+func WithClusterService(opts ...fakeclusterservice.Option) Option {
+	return func(o *options) { o.csOptions = append(o.csOptions, opts...) }
+}
+
+// WithClusterServiceClient changes the SDK client's configuration (retries, timeouts).
+func WithClusterServiceClient(f func(*clusterservice.Config)) Option {
+	return func(o *options) { o.csConfig = f }
+}
+
+// New builds a kit whose servers and caches stop when the test ends. Register the caches
+// the test needs (through Caches or a controller's Triggers), then Start.
+func New(t testing.TB, opts ...Option) *Kit {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	k := &Kit{
+		Memory:   memory.New(),
+		CS:       fakeclusterservice.New(append([]fakeclusterservice.Option{fakeclusterservice.WithSeed(1)}, o.csOptions...)...),
+		Registry: prometheus.NewRegistry(),
+		Logs:     &logbuffer.Buffer{},
+	}
+	k.Resources = k.Memory.Container(api.ResourcesContainer)
+	k.Fleet = k.Memory.Container(api.FleetContainer)
+	k.Store = dataflowtest.WrapStore(k.Memory)
+	for _, w := range o.wrap {
+		k.Store = w(k.Store)
+	}
+	k.Logger = slog.New(slog.NewJSONHandler(k.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	srv := httptest.NewServer(k.CS)
+	t.Cleanup(srv.Close)
+	cfg := clusterservice.Config{URL: srv.URL, RetryInterval: time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	if o.csConfig != nil {
+		o.csConfig(&cfg)
+	}
+	var err error
+	k.CSClient, err = clusterservice.New(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = k.CSClient.Close() })
+
+	k.Factory, err = informers.NewFactory(k.Store, informers.Options{PollInterval: PollInterval, Registerer: k.Registry})
+	require.NoError(t, err)
+	k.Caches = informers.NewCaches(k.Factory)
+	metrics, err := controller.NewMetrics(k.Registry)
+	require.NoError(t, err)
+	k.Runtime = controller.Runtime{
+		Metrics: metrics,
+		Logger:  k.Logger,
+		RateLimiter: func() workqueue.TypedRateLimiter[string] {
+			return workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 50*time.Millisecond)
+		},
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("controller logs:\n%s", k.Logs.String())
+		}
+	})
+	return k
+}
+
+// Container is the named container as controllers see it (recorded, wrapped).
+func (k *Kit) Container(name string) database.Container { return k.Store.Container(name) }
+
+// Start starts the caches registered so far, waits until they have listed, and watches
+// them for in-place mutations until the test ends.
+func (k *Kit) Start(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	k.Factory.Start(ctx)
+	require.True(t, k.Factory.WaitForCacheSync(t.Context()), "caches did not sync")
+	informertest.DetectMutations(t, k.Caches.Registered()...)
+}
+
+// Ctx is the context a worker hands a reconcile of the named controller.
+func (k *Kit) Ctx(t testing.TB, name string) context.Context {
+	return controller.WithLogger(t.Context(), k.Logger.With("controller", name))
+}
+
+// Reconciler is one controller's reconcile, called by the test key by key.
+type Reconciler struct {
+	t         testing.TB
+	kit       *Kit
+	name      string
+	reconcile controller.ReconcileFunc
+}
+
+// NewReconciler builds def's reconcile from env with settings s (def.Defaults when s is
+// nil) without a workqueue: the test calls Reconcile itself.
+func NewReconciler[E any](t testing.TB, k *Kit, env E, def controller.Definition[E], s *controller.Settings) *Reconciler {
+	t.Helper()
+	settings := def.Defaults
+	if s != nil {
+		settings = *s
+	}
+	fn, err := def.New(env, settings)
+	require.NoError(t, err)
+	return &Reconciler{t: t, kit: k, name: def.Name, reconcile: fn}
+}
+
+// Reconcile runs one reconcile of key, as a worker would.
+func (r *Reconciler) Reconcile(key string) (controller.Result, error) {
+	return r.reconcile(r.kit.Ctx(r.t, r.name), key)
+}
+
+// Run builds defs on env with cfg (see controller.Build), starts the caches, and runs the
+// controllers until the test ends, as a binary does. For flow tests, which then wait for
+// what the controllers write.
+func Run[E any](t testing.TB, k *Kit, env E, defs []controller.Definition[E], cfg map[string]controller.Settings) []*controller.Controller {
+	t.Helper()
+	ctrls, err := controller.Build(env, k.Runtime, defs, cfg)
+	require.NoError(t, err)
+	k.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- controller.RunAll(ctx, ctrls) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return ctrls
+}
+
+// Reconciles is hcpsched_controller_reconcile_total for one controller and result.
+func (k *Kit) Reconciles(t testing.TB, name, result string) float64 {
+	t.Helper()
+	families, err := k.Registry.Gather()
+	require.NoError(t, err)
+	for _, fam := range families {
+		if fam.GetName() != "hcpsched_controller_reconcile_total" {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == name && labels["result"] == result {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
