@@ -133,7 +133,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		candidates, p.d.Placement, SingleReplicaLookup(p.d.Informers), p.d.now())
 	p.d.PlacementMetrics.decision.Observe(time.Since(start).Seconds())
 
-	if decision.Chosen < 0 {
+	if decision.Chosen == nil {
 		p.d.PlacementMetrics.count(decision.Outcome)
 		logger.Info("no management cluster fits; waiting for capacity", "outcome", decision.Outcome, "reason", decision.Message())
 		if err := p.recordWait(ctx, spc, decision); err != nil {
@@ -142,7 +142,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		return controller.Result{RequeueAfter: p.s.RequeueAfter}, nil
 	}
 
-	chosen := candidates[decision.Chosen]
+	chosen := decision.Chosen
 	if decision.Reused {
 		// The decision counted this cluster's reservation as already paid for, from the
 		// cache; the plan is checked at apply time against the stored document, or a
