@@ -105,7 +105,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	if spc.Properties.IntendedManagementCluster() != "" {
 		return p.replaceIfIntendedVanished(ctx, cluster, spc)
 	}
-	if UnmappableRecorded(cluster, spc) {
+	if placement.UnmappableRecorded(cluster, spc) {
 		return controller.Result{}, nil
 	}
 	logger := controller.LoggerFrom(ctx)
@@ -234,34 +234,13 @@ func (p *placementController) existingClusterServiceCluster(ctx context.Context,
 	return where, clusterServiceKnows, nil
 }
 
-// ReasonClusterServiceIDUnmappable is the CapacityAvailable reason of a cluster whose
-// clusterServiceID Cluster Service does not resolve: hcpsched leaves it unplaced for
-// good (until that ID changes), and the metrics count it as placement="unmappable".
-const ReasonClusterServiceIDUnmappable = "ClusterServiceIDUnmappable"
-
-// UnmappableMessage is the condition message that records href as unmappable.
-func UnmappableMessage(href string) string {
-	return fmt.Sprintf("clusterServiceID %s does not resolve to a Cluster Service cluster (aro_hcp or clusters_mgmt); hcpsched neither places nor adopts it", href)
-}
-
-// UnmappableRecorded: the SPC already says that the cluster's current clusterServiceID
-// cannot be mapped, so there is nothing to ask Cluster Service again.
-func UnmappableRecorded(c *api.Cluster, spc *api.ServiceProviderCluster) bool {
-	href := c.Properties.ServiceProvider().ClusterServiceID
-	if href == "" || spc.Properties.Status == nil || spc.Properties.Status.Placement == nil {
-		return false
-	}
-	cond := api.FindCondition(spc.Properties.Status.Placement.Conditions, placement.ConditionCapacityAvailable)
-	return cond != nil && cond.Reason == ReasonClusterServiceIDUnmappable && cond.Message == UnmappableMessage(href)
-}
-
 // recordUnmappable says once, in the SPC condition and the log, that the cluster cannot
 // be mapped, and stops: no requeue, since waiting will not change Cluster Service's answer.
 // A reservation the cluster holds is released by PendingCleanup on that condition.
 func (p *placementController) recordUnmappable(ctx context.Context, c *api.Cluster, spc *api.ServiceProviderCluster) (controller.Result, error) {
 	href := c.Properties.ServiceProvider().ClusterServiceID
 	update := spc.DeepCopy()
-	if !setCapacityCondition(update, api.ConditionFalse, ReasonClusterServiceIDUnmappable, UnmappableMessage(href), p.d.now()) {
+	if !setCapacityCondition(update, api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(href), p.d.now()) {
 		return controller.Result{}, nil
 	}
 	written, err := p.replaceSPC(ctx, update)

@@ -143,7 +143,7 @@ func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
 			if spc.Properties.Spec != nil {
 				placedAt = spc.Properties.Spec.ManagementClusterPlacementTime
 			}
-			unmappable = controllers.UnmappableRecorded(cluster, spc)
+			unmappable = placement.UnmappableRecorded(cluster, spc)
 		}
 		state := placementState(intended, observed)
 		if state == PlacementUnplaced && unmappable {

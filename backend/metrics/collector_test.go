@@ -182,7 +182,7 @@ func TestUnmappableClusterIsNotBacklog(t *testing.T) {
 	spc := api.NewDocument(api.ServiceProviderClusterResourceID(rid), pk, api.ServiceProviderClusterProperties{
 		Status: &api.ServiceProviderClusterStatus{Placement: &api.PlacementStatus{Conditions: []api.Condition{{
 			Type: placement.ConditionCapacityAvailable, Status: api.ConditionFalse,
-			Reason: controllers.ReasonClusterServiceIDUnmappable, Message: controllers.UnmappableMessage(href),
+			Reason: placement.ConditionReasonClusterServiceIDUnmappable, Message: placement.UnmappableMessage(href),
 		}}}},
 	})
 	_, err = database.Create(t.Context(), w.resources, spc)
