@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
@@ -127,10 +128,11 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		return controller.Result{}, nil
 	}
 
-	candidates := CandidatesFromCache(p.d.Informers)
+	source := candidates.Source{ManagementClusters: p.mcs, ManagementClusterSchedulings: p.d.Informers.ManagementClusterSchedulings.Lister(), Clusters: p.clusters}
+	snapshot := source.Snapshot()
 	start := time.Now()
-	decision := placement.Decide(placement.Cluster{ResourceID: rid.String(), SingleReplica: isSingleReplica(cluster)},
-		candidates, p.d.Placement, SingleReplicaLookup(p.d.Informers), p.d.now())
+	decision := placement.Decide(placement.Cluster{ResourceID: rid.String(), SingleReplica: candidates.SingleReplica(cluster)},
+		snapshot, p.d.Placement, source.SingleReplicaLookup(), p.d.now())
 	p.d.PlacementMetrics.decision.Observe(time.Since(start).Seconds())
 
 	if decision.Chosen == nil {
