@@ -57,10 +57,10 @@ func New(cfg Config) (process.App, error) {
 		return process.App{}, fmt.Errorf("placement metrics: %w", err)
 	}
 	caches := controllers.NewInformers(factory)
-	if err := cfg.Registerer.Register(controllers.NewCapacityCollector(caches, cfg.Placement)); err != nil {
+	if err := cfg.Registerer.Register(clustermetrics.NewCapacityCollector(informers.NewCaches(factory), cfg.Placement)); err != nil {
 		return process.App{}, fmt.Errorf("capacity metrics: %w", err)
 	}
-	if err := cfg.Registerer.Register(clustermetrics.NewCollector(caches, cfg.Placement, nil)); err != nil {
+	if err := cfg.Registerer.Register(clustermetrics.NewCollector(informers.NewCaches(factory), cfg.Placement, nil)); err != nil {
 		return process.App{}, fmt.Errorf("cluster metrics: %w", err)
 	}
 	ctrls, err := controllers.Build(controllers.Deps{

@@ -11,6 +11,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // PendingCleanupName names the controller in metrics and logs.
@@ -151,7 +152,7 @@ func (p *pendingCleanupController) judge(ctx context.Context, entry string, mc *
 		return true, keepOwn, nil
 	case effective != "":
 		return false, dropElsewhere, nil
-	case cached && UnmappableRecorded(c, spc):
+	case cached && placement.UnmappableRecorded(c, spc):
 		return false, dropUnmappable, nil
 	case !cached:
 		return true, keepUnknown, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // unmappableHREF is a legacy clusterServiceID Cluster Service does not know.
@@ -69,7 +70,7 @@ func TestPendingCleanupRules(t *testing.T) {
 					s.Properties.Status.ManagementClusterResourceID = en.status.String()
 				}
 				if en.unmappable {
-					setCapacityCondition(s, api.ConditionFalse, ReasonClusterServiceIDUnmappable, UnmappableMessage(unmappableHREF), time.Now())
+					setCapacityCondition(s, api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(unmappableHREF), time.Now())
 				}
 			})
 		}

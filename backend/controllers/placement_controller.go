@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
@@ -105,7 +106,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	if spc.Properties.IntendedManagementCluster() != "" {
 		return p.replaceIfIntendedVanished(ctx, cluster, spc)
 	}
-	if UnmappableRecorded(cluster, spc) {
+	if placement.UnmappableRecorded(cluster, spc) {
 		return controller.Result{}, nil
 	}
 	logger := controller.LoggerFrom(ctx)
@@ -127,13 +128,14 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		return controller.Result{}, nil
 	}
 
-	candidates := CandidatesFromCache(p.d.Informers)
+	source := candidates.Source{ManagementClusters: p.mcs, ManagementClusterSchedulings: p.d.Informers.ManagementClusterSchedulings.Lister(), Clusters: p.clusters}
+	snapshot := source.Snapshot()
 	start := time.Now()
-	decision := placement.Decide(placement.Cluster{ResourceID: rid.String(), SingleReplica: isSingleReplica(cluster)},
-		candidates, p.d.Placement, SingleReplicaLookup(p.d.Informers), p.d.now())
+	decision := placement.Decide(placement.Cluster{ResourceID: rid.String(), SingleReplica: candidates.SingleReplica(cluster)},
+		snapshot, p.d.Placement, source.SingleReplicaLookup(), p.d.now())
 	p.d.PlacementMetrics.decision.Observe(time.Since(start).Seconds())
 
-	if decision.Chosen < 0 {
+	if decision.Chosen == nil {
 		p.d.PlacementMetrics.count(decision.Outcome)
 		logger.Info("no management cluster fits; waiting for capacity", "outcome", decision.Outcome, "reason", decision.Message())
 		if err := p.recordWait(ctx, spc, decision); err != nil {
@@ -142,7 +144,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		return controller.Result{RequeueAfter: p.s.RequeueAfter}, nil
 	}
 
-	chosen := candidates[decision.Chosen]
+	chosen := decision.Chosen
 	if decision.Reused {
 		// The decision counted this cluster's reservation as already paid for, from the
 		// cache; the plan is checked at apply time against the stored document, or a
@@ -234,34 +236,13 @@ func (p *placementController) existingClusterServiceCluster(ctx context.Context,
 	return where, clusterServiceKnows, nil
 }
 
-// ReasonClusterServiceIDUnmappable is the CapacityAvailable reason of a cluster whose
-// clusterServiceID Cluster Service does not resolve: hcpsched leaves it unplaced for
-// good (until that ID changes), and the metrics count it as placement="unmappable".
-const ReasonClusterServiceIDUnmappable = "ClusterServiceIDUnmappable"
-
-// UnmappableMessage is the condition message that records href as unmappable.
-func UnmappableMessage(href string) string {
-	return fmt.Sprintf("clusterServiceID %s does not resolve to a Cluster Service cluster (aro_hcp or clusters_mgmt); hcpsched neither places nor adopts it", href)
-}
-
-// UnmappableRecorded: the SPC already says that the cluster's current clusterServiceID
-// cannot be mapped, so there is nothing to ask Cluster Service again.
-func UnmappableRecorded(c *api.Cluster, spc *api.ServiceProviderCluster) bool {
-	href := c.Properties.ServiceProvider().ClusterServiceID
-	if href == "" || spc.Properties.Status == nil || spc.Properties.Status.Placement == nil {
-		return false
-	}
-	cond := api.FindCondition(spc.Properties.Status.Placement.Conditions, placement.ConditionCapacityAvailable)
-	return cond != nil && cond.Reason == ReasonClusterServiceIDUnmappable && cond.Message == UnmappableMessage(href)
-}
-
 // recordUnmappable says once, in the SPC condition and the log, that the cluster cannot
 // be mapped, and stops: no requeue, since waiting will not change Cluster Service's answer.
 // A reservation the cluster holds is released by PendingCleanup on that condition.
 func (p *placementController) recordUnmappable(ctx context.Context, c *api.Cluster, spc *api.ServiceProviderCluster) (controller.Result, error) {
 	href := c.Properties.ServiceProvider().ClusterServiceID
 	update := spc.DeepCopy()
-	if !setCapacityCondition(update, api.ConditionFalse, ReasonClusterServiceIDUnmappable, UnmappableMessage(href), p.d.now()) {
+	if !setCapacityCondition(update, api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(href), p.d.now()) {
 		return controller.Result{}, nil
 	}
 	written, err := p.replaceSPC(ctx, update)

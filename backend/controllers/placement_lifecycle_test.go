@@ -78,10 +78,10 @@ func TestUnmappableClusterServiceIDIsSaidOnce(t *testing.T) {
 	spc := flowtest.GetSPC(t, e.resources, rid)
 	cond := capacityCondition(spc)
 	require.NotNil(t, cond)
-	assert.Equal(t, ReasonClusterServiceIDUnmappable, cond.Reason)
+	assert.Equal(t, placement.ConditionReasonClusterServiceIDUnmappable, cond.Reason)
 	assert.Contains(t, cond.Message, legacy.Properties.ServiceProvider().ClusterServiceID)
 	assert.Empty(t, spc.Properties.IntendedManagementCluster())
-	assert.True(t, UnmappableRecorded(flowtest.GetCluster(t, e.resources, rid), spc), "the metrics count it as unmappable, not backlog")
+	assert.True(t, placement.UnmappableRecorded(flowtest.GetCluster(t, e.resources, rid), spc), "the metrics count it as unmappable, not backlog")
 
 	require.Eventually(t, func() bool {
 		cached, err := e.deps.Informers.ServiceProviderClusters.Lister().Get(api.ServiceProviderClusterResourceID(rid).String())

@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
+	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -44,7 +46,7 @@ func newPlacementEnv(t *testing.T) *testEnv {
 	require.NoError(t, err)
 	e.deps.PlacementMetrics = m
 	e.deps.Placement = placement.DefaultConfig()
-	require.NoError(t, e.reg.Register(NewCapacityCollector(e.deps.Informers, e.deps.Placement)))
+	require.NoError(t, e.reg.Register(metrics.NewCapacityCollector(informers.NewCaches(e.factory), e.deps.Placement)))
 	return e
 }
 

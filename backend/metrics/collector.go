@@ -16,9 +16,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hcpsched/hcpsched/backend/controllers"
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -56,9 +57,11 @@ const (
 
 // Collector is a prometheus.Collector over the backend's caches.
 type Collector struct {
-	informers controllers.Informers
-	cfg       placement.Config
-	now       func() time.Time
+	clusters   *informers.Lister[api.ClusterProperties]
+	spcs       *informers.Lister[api.ServiceProviderClusterProperties]
+	candidates candidates.Source
+	cfg        placement.Config
+	now        func() time.Time
 
 	info              *prometheus.Desc
 	created           *prometheus.Desc
@@ -70,18 +73,20 @@ type Collector struct {
 	usage             *prometheus.Desc
 }
 
-// NewCollector reads inf with the placement configuration the backend places with, so
-// that headroom counts what the engine would count; now is the clock ages are measured
-// by (nil: time.Now).
-func NewCollector(inf controllers.Informers, cfg placement.Config, now func() time.Time) *Collector {
+// NewCollector reads the caches with the placement configuration the backend places
+// with, so that headroom counts what the engine would count; now is the clock ages are
+// measured by (nil: time.Now). Call it before the caches start.
+func NewCollector(caches informers.Caches, cfg placement.Config, now func() time.Time) *Collector {
 	if now == nil {
 		now = time.Now
 	}
 	mc := []string{labelManagementClusterResource}
 	return &Collector{
-		informers: inf,
-		cfg:       cfg,
-		now:       now,
+		clusters:   caches.Clusters().Lister(),
+		spcs:       caches.ServiceProviderClusters().Lister(),
+		candidates: candidates.FromCaches(caches),
+		cfg:        cfg,
+		now:        now,
 		info: prometheus.NewDesc(ClusterInfoName,
 			"One series per cluster in the backend's cache that is not being deleted: placement is placed (spec.managementClusterResourceID set, status unset or equal), unplaced (spec unset), unmappable (spec unset and its clusterServiceID does not resolve in Cluster Service: never placed) or mismatch (spec and status both set and different). IDs are lowercased.",
 			[]string{labelResourceID, labelSubscriptionID, labelManagementClusterResource, labelPlacement}, nil),
@@ -118,14 +123,13 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	c.collectClusters(ch)
-	cands := controllers.CandidatesFromCache(c.informers)
+	cands := c.candidates.Snapshot()
 	c.collectHeadroom(ch, cands, now)
 	c.collectManagementClusters(ch, cands, now)
 }
 
 func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
-	spcs := c.informers.ServiceProviderClusters.Lister()
-	for _, cluster := range c.informers.Clusters.Lister().List() {
+	for _, cluster := range c.clusters.List() {
 		if deleting(cluster) {
 			continue
 		}
@@ -137,13 +141,13 @@ func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
 		var intended, observed string
 		var placedAt time.Time
 		var unmappable bool
-		if spc, err := spcs.Get(api.ServiceProviderClusterResourceID(rid).String()); err == nil {
+		if spc, err := c.spcs.Get(api.ServiceProviderClusterResourceID(rid).String()); err == nil {
 			intended = spc.Properties.IntendedManagementCluster()
 			observed = spc.Properties.ObservedManagementCluster()
 			if spc.Properties.Spec != nil {
 				placedAt = spc.Properties.Spec.ManagementClusterPlacementTime
 			}
-			unmappable = controllers.UnmappableRecorded(cluster, spc)
+			unmappable = placement.UnmappableRecorded(cluster, spc)
 		}
 		state := placementState(intended, observed)
 		if state == PlacementUnplaced && unmappable {
@@ -177,7 +181,7 @@ func placementState(intended, observed string) string {
 // rejects only for capacity, or accepts, is eligible, and contributes as many HA HCPs as
 // its scarcest counted resource allows.
 func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, cands []placement.Candidate, now time.Time) {
-	d := placement.Decide(placement.Cluster{}, cands, c.cfg, controllers.SingleReplicaLookup(c.informers), now)
+	d := placement.Decide(placement.Cluster{}, cands, c.cfg, c.candidates.SingleReplicaLookup(), now)
 	var total int64
 	for _, v := range d.Verdicts {
 		if v.Reason != "" && v.Reason != placement.ReasonInsufficientCapacity {
@@ -275,14 +279,14 @@ func (c *Collector) reservedAt(clusterID string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	spc, err := c.informers.ServiceProviderClusters.Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
+	spc, err := c.spcs.Get(api.ServiceProviderClusterResourceID(rid).String())
 	if err == nil && spc.Properties.Spec != nil && !spc.Properties.Spec.ManagementClusterPlacementTime.IsZero() {
 		return spc.Properties.Spec.ManagementClusterPlacementTime, true
 	}
 	if err != nil && !errors.Is(err, database.ErrNotFound) {
 		return time.Time{}, false
 	}
-	cluster, err := c.informers.Clusters.Lister().Get(rid.String())
+	cluster, err := c.clusters.Get(rid.String())
 	if err != nil || cluster.Properties.SystemData == nil || cluster.Properties.SystemData.CreatedAt.IsZero() {
 		return time.Time{}, false
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/backend/controllers"
 	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -98,21 +97,21 @@ func mustFleetPK(t *testing.T, rid *api.ResourceID) string {
 	return pk
 }
 
-// scrape starts the caches over the stored documents and registers a collector on a
-// fresh registry, watching the caches for mutation until the test ends.
+// scrape registers the collectors on a fresh registry, as the backend does, starts the
+// caches over the stored documents, and watches them for mutation until the test ends.
 func scrape(t *testing.T, store database.Store) *prometheus.Registry {
 	t.Helper()
 	f, err := informers.NewFactory(store, informers.Options{PollInterval: 5 * time.Millisecond, Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	inf := controllers.NewInformers(f)
+	caches := informers.NewCaches(f)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(caches, placement.DefaultConfig(), func() time.Time { return now }))
+	reg.MustRegister(metrics.NewCapacityCollector(caches, placement.DefaultConfig()))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f.Start(ctx)
 	require.True(t, f.WaitForCacheSync(t.Context()))
-	informertest.DetectMutations(t, inf.Clusters.SharedIndexInformer, inf.ServiceProviderClusters.SharedIndexInformer,
-		inf.ManagementClusters.SharedIndexInformer, inf.ManagementClusterSchedulings.SharedIndexInformer)
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.NewCollector(inf, placement.DefaultConfig(), func() time.Time { return now }))
+	informertest.DetectMutations(t, caches.Registered()...)
 	return reg
 }
 
@@ -182,7 +181,7 @@ func TestUnmappableClusterIsNotBacklog(t *testing.T) {
 	spc := api.NewDocument(api.ServiceProviderClusterResourceID(rid), pk, api.ServiceProviderClusterProperties{
 		Status: &api.ServiceProviderClusterStatus{Placement: &api.PlacementStatus{Conditions: []api.Condition{{
 			Type: placement.ConditionCapacityAvailable, Status: api.ConditionFalse,
-			Reason: controllers.ReasonClusterServiceIDUnmappable, Message: controllers.UnmappableMessage(href),
+			Reason: placement.ConditionReasonClusterServiceIDUnmappable, Message: placement.UnmappableMessage(href),
 		}}}},
 	})
 	_, err = database.Create(t.Context(), w.resources, spc)

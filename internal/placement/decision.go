@@ -42,29 +42,6 @@ const (
 // Outcomes lists every outcome, so that metrics can be initialised to zero.
 var Outcomes = []Outcome{OutcomePlaced, OutcomeNoManagementClusters, OutcomeNoEligible, OutcomeCapacityExhausted, OutcomeStaleData, OutcomeConflict, OutcomeError}
 
-// Condition reasons written to the SPC's CapacityAvailable condition.
-const (
-	ConditionCapacityAvailable          = "CapacityAvailable"
-	ConditionReasonAvailable            = "Available"
-	ConditionReasonInsufficientCapacity = "InsufficientCapacity"
-	ConditionReasonNoEligible           = "NoEligibleManagementCluster"
-	ConditionReasonEvaluationIncomplete = "EvaluationIncomplete"
-)
-
-// ConditionReason maps an unsuccessful outcome to the SPC condition's reason.
-func (o Outcome) ConditionReason() string {
-	switch o {
-	case OutcomePlaced:
-		return ConditionReasonAvailable
-	case OutcomeCapacityExhausted:
-		return ConditionReasonInsufficientCapacity
-	case OutcomeStaleData:
-		return ConditionReasonEvaluationIncomplete
-	default:
-		return ConditionReasonNoEligible
-	}
-}
-
 // Verdict is the engine's judgement of one MC.
 type Verdict struct {
 	// ManagementCluster is the MC's resource ID as stored.
@@ -83,8 +60,9 @@ type Verdict struct {
 // Decision is the engine's answer for one cluster.
 type Decision struct {
 	Outcome Outcome
-	// Chosen is the index into the candidates of the chosen MC, or -1.
-	Chosen int
+	// Chosen is the chosen MC, nil when none is; it points into the candidates Decide
+	// was given.
+	Chosen *Candidate
 	// Reused is true when the cluster already holds a reservation on the chosen MC, so no
 	// new reservation is written.
 	Reused   bool

@@ -55,3 +55,29 @@ func TestDocsMatchCode(t *testing.T) {
 		assert.Contains(t, doc, "`"+v.Detail+"`")
 	}
 }
+
+// The filters table of docs/placement.md has one row per filter, in the order the engine
+// runs them, so that the first rejection the page implies is the one an MC gets.
+func TestDocsNameEveryFilterInOrder(t *testing.T) {
+	b, err := os.ReadFile("../../docs/placement.md")
+	require.NoError(t, err)
+	const header = "| Filter | Reason | Rejects an MC when |"
+	_, table, found := strings.Cut(string(b), header)
+	require.True(t, found, "docs/placement.md has a table under %q", header)
+	var documented []string
+	for _, line := range strings.Split(table, "\n")[1:] {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if strings.HasPrefix(line, "|---") {
+			continue
+		}
+		documented = append(documented, strings.Trim(strings.TrimSpace(strings.Split(line, "|")[1]), "`"))
+	}
+	var names []string
+	for _, f := range placement.Filters() {
+		names = append(names, f.Name())
+	}
+	assert.Equal(t, names, documented)
+}

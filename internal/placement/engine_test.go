@@ -134,10 +134,10 @@ func exact() placement.Config {
 
 func chosenStamp(t *testing.T, d placement.Decision) string {
 	t.Helper()
-	if d.Chosen < 0 {
+	if d.Chosen == nil {
 		return ""
 	}
-	return api.MustParseResourceID(d.Verdicts[d.Chosen].ManagementCluster).Names[0]
+	return api.MustParseResourceID(d.Chosen.ManagementCluster.ResourceID).Names[0]
 }
 
 func TestFilters(t *testing.T) {
@@ -275,7 +275,7 @@ func TestToleranceSpreadsDeterministically(t *testing.T) {
 		cluster := placement.Cluster{ResourceID: otherCluster(i)}
 		d := placement.Decide(cluster, candidates(specs...), cfg, nil, now)
 		again := placement.Decide(cluster, candidates(specs...), cfg, nil, now)
-		require.Equal(t, d.Chosen, again.Chosen, "same cluster, same snapshot, same choice")
+		require.Equal(t, chosenStamp(t, d), chosenStamp(t, again), "same cluster, same snapshot, same choice")
 		counts[chosenStamp(t, d)]++
 	}
 	assert.Zero(t, counts["4"], "an MC outside the tolerance is never chosen")
@@ -381,7 +381,7 @@ func BenchmarkDecide(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				d := placement.Decide(placement.Cluster{ResourceID: otherCluster(i)}, cs, cfg, nil, now)
-				if d.Chosen < 0 {
+				if d.Chosen == nil {
 					b.Fatal("nothing chosen")
 				}
 			}
@@ -402,4 +402,23 @@ func TestCapacityForMetrics(t *testing.T) {
 	available, _, ok = placement.Capacity(candidate(mcSpec{stamp: "4", rawUsage: api.ResourceList{}}), placement.DefaultConfig(), nil)
 	require.True(t, ok, "an MC that reports no HCP and no usage is empty")
 	assert.Equal(t, int64(30000), available[api.SwiftNIC])
+}
+
+// The decision hands back the chosen candidate itself, so that the controller reserves
+// on the very scheduling document the decision was computed from.
+func TestDecisionIsTheChosenCandidate(t *testing.T) {
+	cluster := placement.Cluster{ResourceID: clusterID}
+	cs := candidates(mcSpec{stamp: "1", usage: "20"}, mcSpec{stamp: "2"}, mcSpec{stamp: "3", usage: "30"})
+	d := placement.Decide(cluster, cs, exact(), nil, now)
+	require.NotNil(t, d.Chosen)
+	assert.Same(t, &cs[1], d.Chosen)
+	assert.Same(t, cs[1].Scheduling, d.Chosen.Scheduling)
+
+	cs = candidates(mcSpec{stamp: "1"}, mcSpec{stamp: "2", pending: []string{clusterID}})
+	d = placement.Decide(cluster, cs, exact(), nil, now)
+	assert.True(t, d.Reused)
+	assert.Same(t, &cs[1], d.Chosen, "a reused reservation is on a candidate too")
+
+	assert.Nil(t, placement.Decide(cluster, candidates(mcSpec{stamp: "1", usage: "30"}), exact(), nil, now).Chosen)
+	assert.Nil(t, placement.Decide(cluster, nil, exact(), nil, now).Chosen)
 }

@@ -16,8 +16,8 @@ func (d Decision) Message() string {
 	if d.Outcome == OutcomeNoManagementClusters {
 		return "no management clusters are registered"
 	}
-	if d.Chosen >= 0 {
-		return "placed on " + shortName(d.Verdicts[d.Chosen].ManagementCluster)
+	if d.Chosen != nil {
+		return "placed on " + shortName(d.Chosen.ManagementCluster.ResourceID)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "0 of %d management clusters fit:", len(d.Verdicts))

@@ -107,8 +107,8 @@ func registeredNames(t *testing.T) *recorder {
 	require.NoError(t, err)
 	_, err = controllers.NewPlacementMetrics(rec)
 	require.NoError(t, err)
-	caches := controllers.NewInformers(f)
-	rec.MustRegister(controllers.NewCapacityCollector(caches, placement.DefaultConfig()))
+	caches := informers.NewCaches(f)
+	rec.MustRegister(metrics.NewCapacityCollector(caches, placement.DefaultConfig()))
 	rec.MustRegister(metrics.NewCollector(caches, placement.DefaultConfig(), nil))
 	return rec
 }

@@ -350,7 +350,7 @@ func resolve(s snapshot, created []string, candidates []placement.Candidate, cfg
 		default:
 			d := placement.Decide(placement.Cluster{ResourceID: key, SingleReplica: c.singleReplica}, candidates, cfg, lookup, now)
 			if d.Outcome == placement.OutcomePlaced {
-				unresolved(key, "waits although stamp "+path.Base(path.Dir(path.Dir(candidates[d.Chosen].ManagementCluster.ResourceID)))+" has room")
+				unresolved(key, "waits although stamp "+path.Base(path.Dir(path.Dir(d.Chosen.ManagementCluster.ResourceID)))+" has room")
 				continue
 			}
 			p.waiting++

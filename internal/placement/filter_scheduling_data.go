@@ -1,0 +1,21 @@
+package placement
+
+// schedulingDataFilter rejects an MC without the scheduling data the engine counts
+// from: a scheduling document with observed resources and a scale ceiling for every
+// counted resource. The filters after it may rely on those being there.
+type schedulingDataFilter struct{}
+
+func (schedulingDataFilter) Name() string { return "SchedulingData" }
+
+func (schedulingDataFilter) check(j *judgement) (Reason, string) {
+	st := j.status
+	if st == nil || st.ObservedResources == nil || st.ScaleCeiling == nil {
+		return ReasonNoSchedulingData, "no scheduling document"
+	}
+	for _, r := range j.e.cfg.Resources {
+		if _, ok := st.ScaleCeiling.Capacity[r.Name]; !ok {
+			return ReasonNoSchedulingData, "no scale ceiling for " + r.Name
+		}
+	}
+	return "", ""
+}
