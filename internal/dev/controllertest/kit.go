@@ -65,6 +65,7 @@ type Option func(*options)
 
 type options struct {
 	base      database.Store
+	poll      time.Duration
 	wrap      []func(database.Store) database.Store
 	csOptions []fakeclusterservice.Option
 	csConfig  func(*clusterservice.Config)
@@ -75,6 +76,12 @@ type options struct {
 // emulator.
 func OnStore(s database.Store) Option {
 	return func(o *options) { o.base = s }
+}
+
+// WithPollInterval changes how often the caches poll the change feed (PollInterval by
+// default): a store slower than memory, such as the emulator, needs longer.
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) { o.poll = d }
 }
 
 // WithStore wraps the store the controllers (and the caches) see, to inject faults or
@@ -130,7 +137,11 @@ func New(t testing.TB, opts ...Option) *Kit {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = k.CSClient.Close() })
 
-	k.Factory, err = informers.NewFactory(k.Store, informers.Options{PollInterval: PollInterval, Registerer: k.Registry})
+	poll := PollInterval
+	if o.poll > 0 {
+		poll = o.poll
+	}
+	k.Factory, err = informers.NewFactory(k.Store, informers.Options{PollInterval: poll, Registerer: k.Registry})
 	require.NoError(t, err)
 	k.Caches = informers.NewCaches(k.Factory)
 	metrics, err := controller.NewMetrics(k.Registry)
