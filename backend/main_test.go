@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/backend/controllers"
-	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/logbuffer"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/process"
 )
@@ -83,6 +84,8 @@ func TestFlagDefaults(t *testing.T) {
 		"--create-service-provider-cluster-resync-period":   "HCPSCHED_CREATE_SERVICE_PROVIDER_CLUSTER_RESYNC_PERIOD",
 		"--pending-cluster-service-id-assign-workers":       "HCPSCHED_PENDING_CLUSTER_SERVICE_ID_ASSIGN_WORKERS",
 		"--cluster-service-create-resync-period":            "HCPSCHED_CLUSTER_SERVICE_CREATE_RESYNC_PERIOD",
+		"--cluster-service-adoption-workers":                "HCPSCHED_CLUSTER_SERVICE_ADOPTION_WORKERS",
+		"--cluster-service-adoption-requeue-after":          "HCPSCHED_CLUSTER_SERVICE_ADOPTION_REQUEUE_AFTER",
 	} {
 		assert.Equal(t, env, names[flag], "flag %s", flag)
 	}
@@ -149,13 +152,13 @@ func TestBackendAgainstEmulator(t *testing.T) {
 	csClient, err := clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = csClient.Close() })
-	shardA, shardB := flowtest.RegisterShard(t, csClient, 1), flowtest.RegisterShard(t, csClient, 2)
-	mcA := flowtest.CreateManagementCluster(t, fleet, "1", shardA)
-	flowtest.CreateManagementCluster(t, fleet, "2", shardB)
+	shardA, shardB := controllertest.RegisterShard(t, csClient, 1), controllertest.RegisterShard(t, csClient, 2)
+	mcA := controllertest.CreateManagementCluster(t, fleet, "1", shardA)
+	controllertest.CreateManagementCluster(t, fleet, "2", shardB)
 	cs.ResetRequests()
-	cluster := flowtest.StoreCluster(t, resources, flowtest.FixtureCluster(t))
+	cluster := controllertest.StoreCluster(t, resources, controllertest.FixtureCluster(t))
 
-	logs := &flowtest.LogBuffer{}
+	logs := &logbuffer.Buffer{}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -187,26 +190,26 @@ func TestBackendAgainstEmulator(t *testing.T) {
 		}
 	})
 
-	flowtest.WaitForSPC(t, resources, cluster, timeout, "created", func(*api.ServiceProviderCluster) bool { return true })
-	pending := flowtest.WaitForCluster(t, resources, cluster, timeout, "pending Cluster Service ID assigned",
+	controllertest.WaitForSPC(t, resources, cluster, timeout, "created", func(*api.ServiceProviderCluster) bool { return true })
+	pending := controllertest.WaitForCluster(t, resources, cluster, timeout, "pending Cluster Service ID assigned",
 		func(p api.ClusterServiceProviderProperties) bool { return p.PendingClusterServiceID != "" })
 	require.Eventually(t, func() bool {
 		return strings.Contains(logs.String(), "deferring Cluster Service creation until placement is resolved")
-	}, timeout, flowtest.Tick)
-	assert.Empty(t, flowtest.ClusterPosts(t, cs), "nothing is created in CS before placement")
+	}, timeout, controllertest.Tick)
+	assert.Empty(t, controllertest.ClusterPosts(t, cs), "nothing is created in CS before placement")
 
 	// Capacity appears on MC 1 only: placement chooses it.
-	flowtest.StoreScheduling(t, fleet, mcA, 30, 0)
+	controllertest.StoreScheduling(t, fleet, mcA, 30, 0)
 
-	created := flowtest.WaitForCluster(t, resources, cluster, timeout, "Cluster Service ID recorded",
+	created := controllertest.WaitForCluster(t, resources, cluster, timeout, "Cluster Service ID recorded",
 		func(p api.ClusterServiceProviderProperties) bool { return p.ClusterServiceID != "" })
 	assert.Equal(t, pending.Properties.ServiceProvider().PendingClusterServiceID, created.Properties.ServiceProvider().ClusterServiceID)
 	assert.Empty(t, created.Properties.ServiceProvider().PendingClusterServiceID)
-	posts := flowtest.CreatedClusters(t, cs)
+	posts := controllertest.CreatedClusters(t, cs)
 	require.Len(t, posts, 1)
 	assert.Equal(t, shardA, posts[0].Shard, "the POST is pinned to the shard of the MC in SPC spec")
 
-	spc := flowtest.WaitForSPC(t, resources, cluster, timeout, "observed placement recorded",
+	spc := controllertest.WaitForSPC(t, resources, cluster, timeout, "observed placement recorded",
 		func(s *api.ServiceProviderCluster) bool { return s.Properties.ObservedManagementCluster() != "" })
 	assert.Equal(t, mcA.String(), spc.Properties.ObservedManagementCluster())
 	assert.Equal(t, mcA.String(), spc.Properties.IntendedManagementCluster())

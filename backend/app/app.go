@@ -56,23 +56,23 @@ func New(cfg Config) (process.App, error) {
 	if err != nil {
 		return process.App{}, fmt.Errorf("placement metrics: %w", err)
 	}
-	caches := controllers.NewInformers(factory)
-	if err := cfg.Registerer.Register(clustermetrics.NewCapacityCollector(informers.NewCaches(factory), cfg.Placement)); err != nil {
+	caches := informers.NewCaches(factory)
+	if err := cfg.Registerer.Register(clustermetrics.NewCapacityCollector(caches, cfg.Placement)); err != nil {
 		return process.App{}, fmt.Errorf("capacity metrics: %w", err)
 	}
-	if err := cfg.Registerer.Register(clustermetrics.NewCollector(informers.NewCaches(factory), cfg.Placement, nil)); err != nil {
+	if err := cfg.Registerer.Register(clustermetrics.NewCollector(caches, cfg.Placement, nil)); err != nil {
 		return process.App{}, fmt.Errorf("cluster metrics: %w", err)
 	}
-	ctrls, err := controllers.Build(controllers.Deps{
+	env := controllers.Env{
+		Caches:           caches,
 		Resources:        cfg.Store.Container(api.ResourcesContainer),
 		Fleet:            cfg.Store.Container(api.FleetContainer),
-		Informers:        caches,
 		ClusterService:   cfg.ClusterService,
-		Metrics:          metrics,
-		Logger:           cfg.Logger,
 		Placement:        cfg.Placement,
 		PlacementMetrics: placementMetrics,
-	}, controllers.Definitions(), cfg.Controllers)
+	}
+	ctrls, err := controller.Build(env, controller.Runtime{Metrics: metrics, Logger: cfg.Logger},
+		controllers.Definitions(), cfg.Controllers.Settings())
 	if err != nil {
 		return process.App{}, err
 	}

@@ -80,12 +80,6 @@ func azureIdentity(c *api.Cluster, rid *api.ResourceID) (clusterservice.AzureIde
 	return id, missing
 }
 
-// replaceCopy writes doc, a DeepCopy of a cached document that the caller changed,
-// under If-Match on the etag it was cached with, and returns what was stored. It returns
-// nil without an error when the cache was stale: on 412 another writer changed the
-// document first, on 404 it is gone. Either way the change feed delivers the newer state
-// and requeues the key, and the controller decides again on that instead of forcing its
-// write.
 // DefaultConflictRequeue is how soon a controller whose write lost an etag race (412)
 // looks at the key again. The change feed normally brings the newer version well before
 // (a poll is 1 s by default), the key is reconciled from it at once, and the requeue then
@@ -95,18 +89,10 @@ func azureIdentity(c *api.Cluster, rid *api.ResourceID) (clusterservice.AzureIde
 // write into another 412.
 const DefaultConflictRequeue = 2 * time.Second
 
-// lostRace is the result of a reconcile whose write lost an etag race.
-var lostRace = controller.Result{RequeueAfter: DefaultConflictRequeue}
-
-func replaceCopy[P any](ctx context.Context, c database.Container, doc *api.Document[P]) (*api.Document[P], error) {
-	written, err := database.Replace(ctx, c, doc)
-	switch {
-	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
-		controller.LoggerFrom(ctx).Debug("document changed since it was cached; looking again soon",
-			"document", doc.ResourceID, "error", err.Error())
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("replacing %s: %w", doc.ResourceID, err)
-	}
-	return written, nil
+// lostRace is the result of a reconcile whose write lost an etag race: another writer
+// changed the document first, or it is gone. The controller decides again on the newer
+// state instead of forcing its write.
+func lostRace(ctx context.Context, document string) controller.Result {
+	controller.LoggerFrom(ctx).Debug("document changed since it was cached; looking again soon", "document", document)
+	return controller.Result{RequeueAfter: DefaultConflictRequeue}
 }

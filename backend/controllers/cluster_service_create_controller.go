@@ -10,40 +10,52 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // ClusterServiceCreateName labels the controller's metrics and logs.
 const ClusterServiceCreateName = "ClusterServiceCreate"
 
+// clusterServiceIDFields is what ClusterServiceCreate writes: the created (or adopted)
+// ID, and the pending one cleared in the same write.
+var clusterServiceIDFields = docwrite.Fields{
+	"properties.serviceProviderProperties.clusterServiceID",
+	"properties.serviceProviderProperties.pendingClusterServiceID",
+}
+
+// clusterServiceCreateDefinition: cluster-keyed, triggered by the cluster and SPC
+// informers: the SPC update that records placement is what ends the deferral.
+func clusterServiceCreateDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:       ClusterServiceCreateName,
+		FlagPrefix: "cluster-service-create",
+		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Triggers: func(e Env) []controller.Trigger {
+			return clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters())
+		},
+		New: func(e Env, _ controller.Settings) (controller.ReconcileFunc, error) {
+			r := &clusterServiceCreate{
+				clusters: e.Caches.Clusters().Lister(),
+				spcs:     e.Caches.ServiceProviderClusters().Lister(),
+				mcs:      e.Caches.ManagementClusters().Lister(),
+				writer:   e.clusterWriter(),
+				cs:       e.ClusterService,
+			}
+			return r.reconcile, nil
+		},
+	}
+}
+
 // clusterServiceCreate creates the cluster in Cluster Service, pinned to the provision
 // shard of the management cluster placement chose. Without the pin Cluster Service
 // would pick a shard itself and placement would be mere advice.
 type clusterServiceCreate struct {
-	clusters  *informers.Lister[api.ClusterProperties]
-	spcs      *informers.Lister[api.ServiceProviderClusterProperties]
-	mcs       *informers.Lister[api.ManagementClusterProperties]
-	resources database.Container
-	cs        clusterservice.Clusters
-}
-
-func newClusterServiceCreate(d Deps) *clusterServiceCreate {
-	return &clusterServiceCreate{
-		clusters:  d.Informers.Clusters.Lister(),
-		spcs:      d.Informers.ServiceProviderClusters.Lister(),
-		mcs:       d.Informers.ManagementClusters.Lister(),
-		resources: d.Resources,
-		cs:        d.ClusterService,
-	}
-}
-
-// NewClusterServiceCreate builds the controller, triggered by the cluster and SPC
-// informers: the SPC update that records placement is what ends the deferral.
-func NewClusterServiceCreate(d Deps, s Settings) (*controller.Controller, error) {
-	r := newClusterServiceCreate(d)
-	return newClusterKeyed(d, ClusterServiceCreateName, s, r.reconcile,
-		d.Informers.Clusters, d.Informers.ServiceProviderClusters)
+	clusters *informers.Lister[api.ClusterProperties]
+	spcs     *informers.Lister[api.ServiceProviderClusterProperties]
+	mcs      *informers.Lister[api.ManagementClusterProperties]
+	writer   docwrite.Writer[api.ClusterProperties]
+	cs       clusterservice.Clusters
 }
 
 // needsClusterServiceCluster: a live cluster, not Failed or Canceled, with a pending
@@ -183,15 +195,16 @@ func (r *clusterServiceCreate) recordClusterServiceID(ctx context.Context, clust
 	if err != nil {
 		return controller.Result{}, fmt.Errorf("recording Cluster Service cluster ID %q: %w", csID, err)
 	}
-	update := cluster.DeepCopy()
-	update.Properties.ServiceProviderProperties.ClusterServiceID = href
-	update.Properties.ServiceProviderProperties.PendingClusterServiceID = ""
-	written, err := replaceCopy(ctx, r.resources, update)
+	res, err := r.writer.Update(ctx, cluster, clusterServiceIDFields, func(c *api.Cluster) error {
+		c.Properties.ServiceProviderProperties.ClusterServiceID = href
+		c.Properties.ServiceProviderProperties.PendingClusterServiceID = ""
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
-	if written == nil {
-		return lostRace, nil
+	if res.Outcome == docwrite.LostRace {
+		return lostRace(ctx, cluster.ResourceID), nil
 	}
 	controller.LoggerFrom(ctx).Info("recorded Cluster Service ID", "clusterServiceID", href)
 	return controller.Result{}, nil

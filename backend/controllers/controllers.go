@@ -1,25 +1,25 @@
-// Package controllers holds the backend's cluster-keyed controllers. Together they are
-// the creation flow of a hosted control plane: a new cluster gets its
-// ServiceProviderCluster and a pre-assigned Cluster Service ID, is created in Cluster
-// Service pinned to the provision shard of the management cluster placement chose, and
-// finally has where Cluster Service actually put it recorded.
+// Package controllers holds the backend's controllers. Together they are the creation
+// flow of a hosted control plane: a new cluster gets its ServiceProviderCluster and a
+// pre-assigned Cluster Service ID, is placed on a management cluster (or, when Cluster
+// Service already has it, adopted where it is), is created in Cluster Service pinned to
+// that management cluster's provision shard, and finally has where Cluster Service
+// actually put it recorded.
 //
-// Every controller runs on internal/controller, reads only the informer caches (plus
-// Cluster Service where the flow needs it) and writes etag-guarded replaces of a copy of
-// the cached document, so each step is idempotent and safe to repeat after a crash.
+// Every controller is an internal/controller Definition over Env, one per file, reads
+// only the informer caches (plus Cluster Service where the flow needs it) and writes
+// through internal/database/docwrite: an etag-guarded replace of the fields it owns in
+// a copy of the cached document, so each step is idempotent and safe to repeat after a
+// crash.
 package controllers
 
 import (
-	"fmt"
-	"log/slog"
 	"time"
-
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -42,178 +42,84 @@ const (
 	DefaultPlacementObservationInterval = 15 * time.Second
 )
 
-// Settings tune one controller.
-type Settings struct {
-	Workers      int
-	ResyncPeriod time.Duration
-	// RequeueAfter is how long an expected wait lasts before the controller looks
-	// again. Only controllers with such a wait have a default for it.
-	RequeueAfter time.Duration
-	// ReconcileTimeout bounds each reconcile (see controller.Options); 0 is the
-	// framework's default.
-	ReconcileTimeout time.Duration
-}
-
-// Informers are the caches the backend's controllers share.
-type Informers struct {
-	Clusters                     *informers.Informer[api.ClusterProperties]
-	ServiceProviderClusters      *informers.Informer[api.ServiceProviderClusterProperties]
-	ManagementClusters           *informers.Informer[api.ManagementClusterProperties]
-	ManagementClusterSchedulings *informers.Informer[api.ManagementClusterSchedulingProperties]
-}
-
-// NewInformers registers the backend's informers on f; call it before f.Start.
-func NewInformers(f *informers.Factory) Informers {
-	return Informers{
-		Clusters:                     informers.Clusters(f),
-		ServiceProviderClusters:      informers.ServiceProviderClusters(f),
-		ManagementClusters:           informers.ManagementClusters(f),
-		ManagementClusterSchedulings: informers.ManagementClusterSchedulings(f),
-	}
-}
-
-// Deps is what every controller is built from.
-type Deps struct {
+// Env is what the backend's controllers are built from: the caches, the store's
+// containers (for the writers and the few point reads), Cluster Service, the placement
+// engine's configuration and metrics, and the clock. A definition's New takes from it
+// only the listers, writers and clients its reconciler uses.
+type Env struct {
+	Caches informers.Caches
 	// Resources is the container of clusters and ServiceProviderClusters.
 	Resources database.Container
 	// Fleet is the container of management clusters and their scheduling documents.
 	Fleet          database.Container
-	Informers      Informers
 	ClusterService clusterservice.Clusters
-	Metrics        *controller.Metrics
-	Logger         *slog.Logger
-	// RateLimiter, when set, builds each controller's retry rate limiter (tests
-	// shorten the back-off); nil keeps the framework's default.
-	RateLimiter func() workqueue.TypedRateLimiter[string]
-	// Placement configures the placement engine; PlacementMetrics counts its outcomes
-	// (nil: counted on a private registry).
+	// Placement configures the placement engine (empty: its defaults);
+	// PlacementMetrics counts its outcomes (nil: counted on a private registry).
 	Placement        placement.Config
 	PlacementMetrics *PlacementMetrics
 	// Now is the clock placement stamps and judges report ages by; nil is time.Now.
 	Now func() time.Time
+	// NewClusterID mints the Cluster Service ID a cluster is pre-assigned; nil is
+	// clusterservice.NewClusterID.
+	NewClusterID func() string
 }
 
-func (d Deps) now() time.Time {
-	if d.Now != nil {
-		return d.Now()
+func (e Env) now() func() time.Time {
+	if e.Now != nil {
+		return e.Now
 	}
-	return time.Now()
+	return time.Now
 }
 
-// Definition names one controller of the backend and says how to build it.
-type Definition struct {
-	// Name labels the controller's metrics and logs.
-	Name string
-	// FlagPrefix starts the controller's flags: --<prefix>-workers and so on.
-	FlagPrefix string
-	Defaults   Settings
-	New        func(Deps, Settings) (*controller.Controller, error)
+// The writers of the documents the backend changes: each writes through to the cache
+// its readers use, so this process's next decision sees its own write at once.
+
+func (e Env) clusterWriter() docwrite.Writer[api.ClusterProperties] {
+	return docwrite.New(e.Resources, e.Caches.Clusters())
+}
+
+func (e Env) serviceProviderClusterWriter() docwrite.Writer[api.ServiceProviderClusterProperties] {
+	return docwrite.New(e.Resources, e.Caches.ServiceProviderClusters())
+}
+
+func (e Env) schedulingWriter() docwrite.Writer[api.ManagementClusterSchedulingProperties] {
+	return docwrite.New(e.Fleet, e.Caches.ManagementClusterSchedulings())
 }
 
 // Definitions lists the backend's controllers in the order of the flow: the SPC and the
-// pending CS ID, placement, the pinned CS create, the observed placement, and the sweep
-// of stale reservations.
-func Definitions() []Definition {
-	return []Definition{
-		{
-			Name:       CreateServiceProviderClusterName,
-			FlagPrefix: "create-service-provider-cluster",
-			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
-			New:        NewCreateServiceProviderCluster,
-		},
-		{
-			Name:       PendingClusterServiceIDAssignName,
-			FlagPrefix: "pending-cluster-service-id-assign",
-			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
-			New:        NewPendingClusterServiceIDAssign,
-		},
-		{
-			Name:       PlacementName,
-			FlagPrefix: "placement",
-			Defaults: Settings{
-				Workers:          DefaultPlacementWorkers,
-				ResyncPeriod:     DefaultResyncPeriod,
-				RequeueAfter:     DefaultPlacementRequeueAfter,
-				ReconcileTimeout: controller.DefaultReconcileTimeout,
-			},
-			New: NewPlacement,
-		},
-		{
-			Name:       ClusterServiceCreateName,
-			FlagPrefix: "cluster-service-create",
-			Defaults:   Settings{Workers: DefaultWorkers, ResyncPeriod: DefaultResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
-			New:        NewClusterServiceCreate,
-		},
-		{
-			Name:       ManagementClusterPlacementSyncName,
-			FlagPrefix: "management-cluster-placement-sync",
-			Defaults: Settings{
-				Workers:          DefaultWorkers,
-				ResyncPeriod:     DefaultResyncPeriod,
-				RequeueAfter:     DefaultPlacementObservationInterval,
-				ReconcileTimeout: controller.DefaultReconcileTimeout,
-			},
-			New: NewManagementClusterPlacementSync,
-		},
-		{
-			Name:       PendingCleanupName,
-			FlagPrefix: "pending-cleanup",
-			Defaults:   Settings{Workers: DefaultPendingCleanupWorkers, ResyncPeriod: DefaultPendingCleanupResyncPeriod, ReconcileTimeout: controller.DefaultReconcileTimeout},
-			New:        NewPendingCleanup,
-		},
+// pending CS ID, adoption of clusters CS already has, placement of the others, the
+// pinned CS create, the observed placement, and the sweep of stale reservations.
+func Definitions() []controller.Definition[Env] {
+	return []controller.Definition[Env]{
+		createServiceProviderClusterDefinition(),
+		pendingClusterServiceIDAssignDefinition(),
+		clusterServiceAdoptionDefinition(),
+		placementDefinition(),
+		clusterServiceCreateDefinition(),
+		managementClusterPlacementSyncDefinition(),
+		pendingCleanupDefinition(),
 	}
 }
 
-// Build builds every definition with its settings (a definition without an entry in
-// cfg gets its defaults). Build before the informers start: controllers register their
-// event handlers here.
-func Build(d Deps, defs []Definition, cfg Config) ([]*controller.Controller, error) {
-	out := make([]*controller.Controller, 0, len(defs))
-	for _, def := range defs {
-		s := def.Defaults
-		if c := cfg[def.Name]; c != nil {
-			s = *c
-		}
-		c, err := def.New(d, s)
-		if err != nil {
-			return nil, fmt.Errorf("building controller %s: %w", def.Name, err)
-		}
-		out = append(out, c)
+// defaults are the settings of a controller with the given workers, resync period and
+// expected wait (0: none), and the framework's reconcile deadline.
+func defaults(workers int, resync, requeueAfter time.Duration) controller.Settings {
+	return controller.Settings{
+		Workers:          workers,
+		ResyncPeriod:     resync,
+		RequeueAfter:     requeueAfter,
+		ReconcileTimeout: controller.DefaultReconcileTimeout,
 	}
-	return out, nil
 }
 
-// newClusterKeyed builds a controller keyed by the lowercased cluster resource ID,
-// enqueued by every event of the given informers (an SPC event becomes its cluster's
-// key).
-func newClusterKeyed(d Deps, name string, s Settings, reconcile controller.ReconcileFunc, watch ...controller.Informer) (*controller.Controller, error) {
-	return newKeyed(d, name, s, api.ClusterResourceType, reconcile, watch...)
-}
-
-// newKeyed builds a controller keyed by the lowercased resource ID of keyType, enqueued
-// by every event of the given informers through the object's ancestor of that type.
-func newKeyed(d Deps, name string, s Settings, keyType string, reconcile controller.ReconcileFunc, watch ...controller.Informer) (*controller.Controller, error) {
-	opts := controller.Options{
-		Name:             name,
-		Workers:          s.Workers,
-		ResyncPeriod:     s.ResyncPeriod,
-		ReconcileTimeout: s.ReconcileTimeout,
-		Metrics:          d.Metrics,
-		Logger:           d.Logger,
+// clusterKeyed triggers a controller keyed by the lowercased cluster resource ID on
+// every event of the given informers (an SPC event becomes its cluster's key).
+func clusterKeyed(watch ...controller.Informer) []controller.Trigger {
+	out := make([]controller.Trigger, len(watch))
+	for i, inf := range watch {
+		out[i] = controller.Trigger{Informer: inf, KeyFor: controller.KeyForType(api.ClusterResourceType)}
 	}
-	if d.RateLimiter != nil {
-		opts.RateLimiter = d.RateLimiter()
-	}
-	c, err := controller.New(opts, reconcile)
-	if err != nil {
-		return nil, err
-	}
-	for _, inf := range watch {
-		if err := c.Watch(inf, controller.KeyForType(keyType)); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+	return out
 }
 
 // keysThroughIndex maps an event's object to keys through another cache: the object's

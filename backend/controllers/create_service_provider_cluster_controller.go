@@ -2,40 +2,43 @@ package controllers
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // CreateServiceProviderClusterName labels the controller's metrics and logs.
 const CreateServiceProviderClusterName = "CreateServiceProviderCluster"
 
-// createServiceProviderCluster gives every live cluster its ServiceProviderCluster, the
-// document placement and placement sync write into.
-type createServiceProviderCluster struct {
-	clusters  *informers.Lister[api.ClusterProperties]
-	spcs      *informers.Informer[api.ServiceProviderClusterProperties]
-	resources database.Container
-}
-
-func newCreateServiceProviderCluster(d Deps) *createServiceProviderCluster {
-	return &createServiceProviderCluster{
-		clusters:  d.Informers.Clusters.Lister(),
-		spcs:      d.Informers.ServiceProviderClusters,
-		resources: d.Resources,
+// createServiceProviderClusterDefinition: cluster-keyed, triggered by the cluster and
+// SPC informers.
+func createServiceProviderClusterDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:       CreateServiceProviderClusterName,
+		FlagPrefix: "create-service-provider-cluster",
+		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Triggers: func(e Env) []controller.Trigger {
+			return clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters())
+		},
+		New: func(e Env, _ controller.Settings) (controller.ReconcileFunc, error) {
+			r := &createServiceProviderCluster{
+				clusters: e.Caches.Clusters().Lister(),
+				spcs:     e.Caches.ServiceProviderClusters().Lister(),
+				writer:   e.serviceProviderClusterWriter(),
+			}
+			return r.reconcile, nil
+		},
 	}
 }
 
-// NewCreateServiceProviderCluster builds the controller, triggered by the cluster and
-// SPC informers.
-func NewCreateServiceProviderCluster(d Deps, s Settings) (*controller.Controller, error) {
-	r := newCreateServiceProviderCluster(d)
-	return newClusterKeyed(d, CreateServiceProviderClusterName, s, r.reconcile,
-		d.Informers.Clusters, d.Informers.ServiceProviderClusters)
+// createServiceProviderCluster gives every live cluster its ServiceProviderCluster, the
+// document placement and placement sync write into.
+type createServiceProviderCluster struct {
+	clusters *informers.Lister[api.ClusterProperties]
+	spcs     *informers.Lister[api.ServiceProviderClusterProperties]
+	writer   docwrite.Writer[api.ServiceProviderClusterProperties]
 }
 
 // needsServiceProviderCluster: a live cluster without an SPC in the cache.
@@ -48,7 +51,7 @@ func (r *createServiceProviderCluster) reconcile(ctx context.Context, key string
 	if err != nil || cluster == nil {
 		return controller.Result{}, err
 	}
-	spc, err := cachedServiceProviderCluster(r.spcs.Lister(), rid)
+	spc, err := cachedServiceProviderCluster(r.spcs, rid)
 	if err != nil || !needsServiceProviderCluster(cluster, spc) {
 		return controller.Result{}, err
 	}
@@ -66,18 +69,17 @@ func (r *createServiceProviderCluster) reconcile(ctx context.Context, key string
 	doc.ResourceType = api.ServiceProviderClusterResourceType
 
 	logger := controller.LoggerFrom(ctx)
-	created, err := database.Create(ctx, r.resources, doc)
-	if errors.Is(err, database.ErrConflict) {
+	// The writer puts the created SPC into this process's cache at once: placement and
+	// the reservation sweep of this replica must not act on a cluster as if it had no SPC.
+	res, err := r.writer.Create(ctx, doc)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	if res.Outcome == docwrite.LostRace {
 		// Created by an earlier attempt or another writer; the cache has not seen it yet.
 		logger.Debug("ServiceProviderCluster already exists", "serviceProviderCluster", spcID.String())
 		return controller.Result{}, nil
 	}
-	if err != nil {
-		return controller.Result{}, fmt.Errorf("creating ServiceProviderCluster %s: %w", spcID, err)
-	}
-	// Into this process's cache at once, like every other write: placement and the
-	// reservation sweep of this replica must not act on a cluster as if it had no SPC.
-	r.spcs.Assume(created)
 	logger.Info("created ServiceProviderCluster", "serviceProviderCluster", spcID.String())
 	return controller.Result{}, nil
 }

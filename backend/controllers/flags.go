@@ -10,14 +10,25 @@ import (
 )
 
 // Config holds each controller's settings by controller name; AddFlags binds it.
-type Config map[string]*Settings
+type Config map[string]*controller.Settings
+
+// Settings are the settings controller.Build takes; a controller without an entry gets
+// its defaults.
+func (c Config) Settings() map[string]controller.Settings {
+	out := make(map[string]controller.Settings, len(c))
+	for name, s := range c {
+		if s != nil {
+			out[name] = *s
+		}
+	}
+	return out
+}
 
 // AddFlags registers, for every definition, --<prefix>-workers and
 // --<prefix>-resync-period, plus --<prefix>-requeue-after for a controller that has an
-// expected wait, defaulting to the definition's defaults. Placement's definitions get
-// their flags the same way once they are listed. One --reconcile-timeout sets the
-// deadline of every controller's reconciles.
-func AddFlags(fs *flag.FlagSet, defs []Definition) Config {
+// expected wait, defaulting to the definition's defaults. One --reconcile-timeout sets
+// the deadline of every controller's reconciles.
+func AddFlags(fs *flag.FlagSet, defs []controller.Definition[Env]) Config {
 	cfg := Config{}
 	fs.Var(&reconcileTimeout{value: controller.DefaultReconcileTimeout, cfg: cfg}, "reconcile-timeout",
 		// The back-quoted word names the type in -help and docs/configuration.md, which
@@ -66,7 +77,7 @@ func (r *reconcileTimeout) Set(v string) error {
 }
 
 // Validate reports every invalid setting at once, naming its flag.
-func (c Config) Validate(defs []Definition) error {
+func (c Config) Validate(defs []controller.Definition[Env]) error {
 	var errs []error
 	for _, def := range defs {
 		if s := c[def.Name]; s != nil && s.ReconcileTimeout <= 0 {

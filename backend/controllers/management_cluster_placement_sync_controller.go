@@ -10,48 +10,56 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // ManagementClusterPlacementSyncName labels the controller's metrics and logs.
 const ManagementClusterPlacementSyncName = "ManagementClusterPlacementSync"
 
+// observedPlacementFields is what ManagementClusterPlacementSync writes.
+var observedPlacementFields = docwrite.Fields{"properties.status.managementClusterResourceID"}
+
+// managementClusterPlacementSyncDefinition: cluster-keyed, triggered by the cluster and
+// SPC informers, waiting DefaultPlacementObservationInterval while Cluster Service has
+// not placed the cluster.
+func managementClusterPlacementSyncDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:       ManagementClusterPlacementSyncName,
+		FlagPrefix: "management-cluster-placement-sync",
+		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, DefaultPlacementObservationInterval),
+		Triggers: func(e Env) []controller.Trigger {
+			return clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters())
+		},
+		New: func(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+			r := &managementClusterPlacementSync{
+				clusters:     e.Caches.Clusters().Lister(),
+				spcs:         e.Caches.ServiceProviderClusters().Lister(),
+				mcs:          e.Caches.ManagementClusters().Lister(),
+				writer:       e.serviceProviderClusterWriter(),
+				cs:           e.ClusterService,
+				requeueAfter: s.RequeueAfter,
+			}
+			if r.requeueAfter <= 0 {
+				r.requeueAfter = DefaultPlacementObservationInterval
+			}
+			return r.reconcile, nil
+		},
+	}
+}
+
 // managementClusterPlacementSync records where Cluster Service actually put a cluster in
 // SPC status.managementClusterResourceID. It is the only writer of that field and never
 // touches spec: spec is placement's intent, status is the observation, and a difference
 // between them is for metrics and alerts to surface, not for this controller to heal.
 type managementClusterPlacementSync struct {
-	clusters  *informers.Lister[api.ClusterProperties]
-	spcs      *informers.Lister[api.ServiceProviderClusterProperties]
-	mcs       *informers.Lister[api.ManagementClusterProperties]
-	resources database.Container
-	cs        clusterservice.Clusters
+	clusters *informers.Lister[api.ClusterProperties]
+	spcs     *informers.Lister[api.ServiceProviderClusterProperties]
+	mcs      *informers.Lister[api.ManagementClusterProperties]
+	writer   docwrite.Writer[api.ServiceProviderClusterProperties]
+	cs       clusterservice.Clusters
 	// requeueAfter is the wait while Cluster Service has not placed the cluster.
 	requeueAfter time.Duration
-}
-
-func newManagementClusterPlacementSync(d Deps, s Settings) *managementClusterPlacementSync {
-	r := &managementClusterPlacementSync{
-		clusters:     d.Informers.Clusters.Lister(),
-		spcs:         d.Informers.ServiceProviderClusters.Lister(),
-		mcs:          d.Informers.ManagementClusters.Lister(),
-		resources:    d.Resources,
-		cs:           d.ClusterService,
-		requeueAfter: s.RequeueAfter,
-	}
-	if r.requeueAfter <= 0 {
-		r.requeueAfter = DefaultPlacementObservationInterval
-	}
-	return r
-}
-
-// NewManagementClusterPlacementSync builds the controller, triggered by the cluster and
-// SPC informers.
-func NewManagementClusterPlacementSync(d Deps, s Settings) (*controller.Controller, error) {
-	r := newManagementClusterPlacementSync(d, s)
-	return newClusterKeyed(d, ManagementClusterPlacementSyncName, s, r.reconcile,
-		d.Informers.Clusters, d.Informers.ServiceProviderClusters)
 }
 
 // needsPlacementObservation: a live cluster that exists in Cluster Service and whose
@@ -99,17 +107,18 @@ func (r *managementClusterPlacementSync) reconcile(ctx context.Context, key stri
 		return controller.Result{}, err
 	}
 
-	update := spc.DeepCopy()
-	if update.Properties.Status == nil {
-		update.Properties.Status = &api.ServiceProviderClusterStatus{}
-	}
-	update.Properties.Status.ManagementClusterResourceID = mcID
-	written, err := replaceCopy(ctx, r.resources, update)
+	res, err := r.writer.Update(ctx, spc, observedPlacementFields, func(s *api.ServiceProviderCluster) error {
+		if s.Properties.Status == nil {
+			s.Properties.Status = &api.ServiceProviderClusterStatus{}
+		}
+		s.Properties.Status.ManagementClusterResourceID = mcID
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
-	if written == nil {
-		return lostRace, nil
+	if res.Outcome == docwrite.LostRace {
+		return lostRace(ctx, spc.ResourceID), nil
 	}
 	logger.Info("recorded the management cluster Cluster Service placed the cluster on",
 		"managementClusterResourceID", mcID, "provisionShardID", placement.ShardID)

@@ -10,6 +10,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -25,6 +26,42 @@ const (
 	DefaultPendingCleanupResyncPeriod = 10 * time.Minute
 )
 
+// reservationFields is what a writer of reservations writes: PendingCleanup drops
+// entries, Placement adds its cluster's (or drops it from an MC that vanished).
+var reservationFields = docwrite.Fields{"properties.status.pendingAssignedClusters"}
+
+// pendingCleanupDefinition: MC-keyed, woken by scheduling document events, by every
+// cluster or SPC event of a cluster an MC holds a reservation for (so a cluster that
+// fails or is deleted releases its reservation at once), and by its resync.
+func pendingCleanupDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:       PendingCleanupName,
+		FlagPrefix: "pending-cleanup",
+		Defaults:   defaults(DefaultPendingCleanupWorkers, DefaultPendingCleanupResyncPeriod, 0),
+		Triggers: func(e Env) []controller.Trigger {
+			// A cluster or SPC event wakes the MCs whose scheduling documents hold a
+			// reservation for that cluster.
+			holders := keysThroughIndex(e.Caches.ManagementClusterSchedulings().Lister(), informers.IndexByPendingCluster,
+				api.ClusterResourceType, api.ManagementClusterResourceType)
+			return []controller.Trigger{
+				{Informer: e.Caches.ManagementClusterSchedulings(), KeyFor: controller.KeyForType(api.ManagementClusterResourceType)},
+				{Informer: e.Caches.Clusters(), KeyFor: holders},
+				{Informer: e.Caches.ServiceProviderClusters(), KeyFor: holders},
+			}
+		},
+		New: func(e Env, _ controller.Settings) (controller.ReconcileFunc, error) {
+			p := &pendingCleanupController{
+				clusters:    e.Caches.Clusters().Lister(),
+				spcs:        e.Caches.ServiceProviderClusters().Lister(),
+				schedulings: e.Caches.ManagementClusterSchedulings().Lister(),
+				resources:   e.Resources,
+				writer:      e.schedulingWriter(),
+			}
+			return p.reconcile, nil
+		},
+	}
+}
+
 // pendingCleanupController drops reservations that no longer stand for a placement in
 // flight. It is keyed by MC.
 //
@@ -34,29 +71,12 @@ const (
 // read. A cache miss is never one: the Resources and Fleet change feeds arrive
 // separately, so a replica often sees a reservation before the SPC it was made for.
 type pendingCleanupController struct {
-	d Deps
-}
-
-// NewPendingCleanup builds the MC-keyed PendingCleanupController, woken by scheduling
-// document events, by every cluster or SPC event of a cluster an MC holds a reservation
-// for (so a cluster that fails or is deleted releases its reservation at once), and by
-// its resync.
-func NewPendingCleanup(d Deps, s Settings) (*controller.Controller, error) {
-	p := &pendingCleanupController{d: d}
-	c, err := newKeyed(d, PendingCleanupName, s, api.ManagementClusterResourceType, p.reconcile, d.Informers.ManagementClusterSchedulings)
-	if err != nil {
-		return nil, err
-	}
-	// A cluster or SPC event wakes the MCs whose scheduling documents hold a reservation
-	// for that cluster.
-	holders := keysThroughIndex(d.Informers.ManagementClusterSchedulings.Lister(), informers.IndexByPendingCluster,
-		api.ClusterResourceType, api.ManagementClusterResourceType)
-	for _, inf := range []controller.Informer{d.Informers.Clusters, d.Informers.ServiceProviderClusters} {
-		if err := c.Watch(inf, holders); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+	clusters    *informers.Lister[api.ClusterProperties]
+	spcs        *informers.Lister[api.ServiceProviderClusterProperties]
+	schedulings *informers.Lister[api.ManagementClusterSchedulingProperties]
+	// resources is for the point read of an SPC the cache misses.
+	resources database.Container
+	writer    docwrite.Writer[api.ManagementClusterSchedulingProperties]
 }
 
 // Why a reservation is dropped or kept, for logs.
@@ -77,7 +97,7 @@ func (p *pendingCleanupController) reconcile(ctx context.Context, key string) (c
 	if err != nil {
 		return controller.Result{}, nil
 	}
-	sched, err := p.d.Informers.ManagementClusterSchedulings.Lister().Get(api.SchedulingResourceID(mc).String())
+	sched, err := p.schedulings.Get(api.SchedulingResourceID(mc).String())
 	if errors.Is(err, database.ErrNotFound) {
 		return controller.Result{}, nil
 	}
@@ -105,16 +125,16 @@ func (p *pendingCleanupController) reconcile(ctx context.Context, key string) (c
 	if len(keep) == len(st.PendingAssignedClusters) {
 		return controller.Result{}, nil
 	}
-	update := sched.DeepCopy()
-	update.Properties.Status.PendingAssignedClusters = keep
-	written, err := replaceCopy(ctx, p.d.Fleet, update)
+	res, err := p.writer.Update(ctx, sched, reservationFields, func(s *api.ManagementClusterScheduling) error {
+		s.Properties.Status.PendingAssignedClusters = keep
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
-	if written == nil {
-		return lostRace, nil
+	if res.Outcome == docwrite.LostRace {
+		return lostRace(ctx, sched.ResourceID), nil
 	}
-	p.d.Informers.ManagementClusterSchedulings.Assume(written)
 	return controller.Result{}, nil
 }
 
@@ -131,7 +151,7 @@ func (p *pendingCleanupController) judge(ctx context.Context, entry string, mc *
 	}
 	// Deleting and Failed only ever follow a live state, so a cached copy that shows
 	// them is authoritative: the cache can lag, never run ahead.
-	c, err := p.d.Informers.Clusters.Lister().Get(cluster.String())
+	c, err := p.clusters.Get(cluster.String())
 	cached := err == nil
 	if cached && (deleting(c) || terminal(c)) {
 		return false, dropClusterEnded, nil
@@ -165,7 +185,7 @@ func (p *pendingCleanupController) judge(ctx context.Context, entry string, mc *
 // (not found, or soft-deleted).
 func (p *pendingCleanupController) serviceProviderCluster(ctx context.Context, cluster *api.ResourceID) (*api.ServiceProviderCluster, error) {
 	id := api.ServiceProviderClusterResourceID(cluster)
-	spc, err := p.d.Informers.ServiceProviderClusters.Lister().Get(id.String())
+	spc, err := p.spcs.Get(id.String())
 	if err == nil {
 		return spc, nil
 	}
@@ -173,7 +193,7 @@ func (p *pendingCleanupController) serviceProviderCluster(ctx context.Context, c
 	if err != nil {
 		return nil, err
 	}
-	spc, err = database.Get[api.ServiceProviderClusterProperties](ctx, p.d.Resources, pk, id.String())
+	spc, err = database.Get[api.ServiceProviderClusterProperties](ctx, p.resources, pk, id.String())
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		return nil, nil

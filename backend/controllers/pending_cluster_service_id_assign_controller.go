@@ -7,36 +7,46 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // PendingClusterServiceIDAssignName labels the controller's metrics and logs.
 const PendingClusterServiceIDAssignName = "PendingClusterServiceIDAssign"
 
+// pendingClusterServiceIDFields is what PendingClusterServiceIDAssign writes.
+var pendingClusterServiceIDFields = docwrite.Fields{"properties.serviceProviderProperties.pendingClusterServiceID"}
+
+// pendingClusterServiceIDAssignDefinition: cluster-keyed, triggered by the cluster
+// informer.
+func pendingClusterServiceIDAssignDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:       PendingClusterServiceIDAssignName,
+		FlagPrefix: "pending-cluster-service-id-assign",
+		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Triggers:   func(e Env) []controller.Trigger { return clusterKeyed(e.Caches.Clusters()) },
+		New: func(e Env, _ controller.Settings) (controller.ReconcileFunc, error) {
+			r := &pendingClusterServiceIDAssign{
+				clusters: e.Caches.Clusters().Lister(),
+				writer:   e.clusterWriter(),
+				newID:    e.NewClusterID,
+			}
+			if r.newID == nil {
+				r.newID = clusterservice.NewClusterID
+			}
+			return r.reconcile, nil
+		},
+	}
+}
+
 // pendingClusterServiceIDAssign pre-assigns the Cluster Service ID a cluster will be
 // created under, so that a create retried after a timeout is recognisable as the same
 // cluster. It does not wait for placement: the review of the seed PR settled that the ID
 // costs nothing and other components may start on it while placement is pending.
 type pendingClusterServiceIDAssign struct {
-	clusters  *informers.Lister[api.ClusterProperties]
-	resources database.Container
-	newID     func() string
-}
-
-func newPendingClusterServiceIDAssign(d Deps) *pendingClusterServiceIDAssign {
-	return &pendingClusterServiceIDAssign{
-		clusters:  d.Informers.Clusters.Lister(),
-		resources: d.Resources,
-		newID:     clusterservice.NewClusterID,
-	}
-}
-
-// NewPendingClusterServiceIDAssign builds the controller, triggered by the cluster
-// informer.
-func NewPendingClusterServiceIDAssign(d Deps, s Settings) (*controller.Controller, error) {
-	r := newPendingClusterServiceIDAssign(d)
-	return newClusterKeyed(d, PendingClusterServiceIDAssignName, s, r.reconcile, d.Informers.Clusters)
+	clusters *informers.Lister[api.ClusterProperties]
+	writer   docwrite.Writer[api.ClusterProperties]
+	newID    func() string
 }
 
 // needsPendingClusterServiceID: a live cluster with neither a Cluster Service ID nor a
@@ -56,18 +66,18 @@ func (r *pendingClusterServiceIDAssign) reconcile(ctx context.Context, key strin
 		return controller.Result{}, fmt.Errorf("pre-assigning a Cluster Service ID: %w", err)
 	}
 
-	update := cluster.DeepCopy()
-	if update.Properties.ServiceProviderProperties == nil {
-		update.Properties.ServiceProviderProperties = &api.ClusterServiceProviderProperties{}
-	}
-	update.Properties.ServiceProviderProperties.PendingClusterServiceID = href
-
-	written, err := replaceCopy(ctx, r.resources, update)
+	res, err := r.writer.Update(ctx, cluster, pendingClusterServiceIDFields, func(c *api.Cluster) error {
+		if c.Properties.ServiceProviderProperties == nil {
+			c.Properties.ServiceProviderProperties = &api.ClusterServiceProviderProperties{}
+		}
+		c.Properties.ServiceProviderProperties.PendingClusterServiceID = href
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
-	if written == nil {
-		return lostRace, nil
+	if res.Outcome == docwrite.LostRace {
+		return lostRace(ctx, cluster.ResourceID), nil
 	}
 	controller.LoggerFrom(ctx).Info("assigned pending Cluster Service ID", "pendingClusterServiceID", href)
 	return controller.Result{}, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -35,49 +36,96 @@ const (
 	DefaultPlacementConflictRequeue = 250 * time.Millisecond
 )
 
-// placementController chooses the MC for each new cluster, reserves capacity on it and
-// records the choice in the SPC's spec. See docs/placement.md.
-type placementController struct {
-	d        Deps
-	s        Settings
-	clusters *informers.Lister[api.ClusterProperties]
-	spcs     *informers.Lister[api.ServiceProviderClusterProperties]
-	mcs      *informers.Lister[api.ManagementClusterProperties]
+// The SPC fields Placement writes: the intent, its time and the CapacityAvailable
+// condition when it places (or withdraws a vanished MC's intent), the condition alone
+// while it waits.
+var (
+	placementRecordFields = docwrite.Fields{
+		"properties.spec.managementClusterResourceID",
+		"properties.spec.managementClusterPlacementTime",
+		capacityConditionField,
+	}
+	capacityConditionFields = docwrite.Fields{capacityConditionField}
+)
+
+const capacityConditionField = "properties.status.placement.conditions[" + placement.ConditionCapacityAvailable + "]"
+
+// placementDefinition: cluster-keyed, woken by cluster and SPC events, and by events of
+// the MC a cluster's intent names.
+func placementDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:       PlacementName,
+		FlagPrefix: "placement",
+		Defaults:   defaults(DefaultPlacementWorkers, DefaultResyncPeriod, DefaultPlacementRequeueAfter),
+		Triggers: func(e Env) []controller.Trigger {
+			// An MC event sends back to placement the clusters whose intent names that MC,
+			// so a deleted or unregistered MC's not-yet-created clusters are placed again
+			// at once.
+			intending := keysThroughIndex(e.Caches.ServiceProviderClusters().Lister(), informers.IndexByIntendedManagementCluster,
+				api.ManagementClusterResourceType, api.ClusterResourceType)
+			return append(clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters()),
+				controller.Trigger{Informer: e.Caches.ManagementClusters(), KeyFor: intending})
+		},
+		New: newPlacement,
+	}
 }
 
-// NewPlacement builds the PlacementController, cluster-keyed, woken by cluster and SPC
-// events, and by events of the MC a cluster's intent names.
-func NewPlacement(d Deps, s Settings) (*controller.Controller, error) {
-	if len(d.Placement.Resources) == 0 {
-		d.Placement = placement.DefaultConfig()
+func newPlacement(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+	cfg := e.Placement
+	if len(cfg.Resources) == 0 {
+		cfg = placement.DefaultConfig()
 	}
-	if err := d.Placement.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if d.PlacementMetrics == nil {
+	metrics := e.PlacementMetrics
+	if metrics == nil {
 		m, err := NewPlacementMetrics(prometheus.NewRegistry())
 		if err != nil {
 			return nil, err
 		}
-		d.PlacementMetrics = m
+		metrics = m
 	}
+	source := candidates.FromCaches(e.Caches)
 	p := &placementController{
-		d: d, s: s,
-		clusters: d.Informers.Clusters.Lister(),
-		spcs:     d.Informers.ServiceProviderClusters.Lister(),
-		mcs:      d.Informers.ManagementClusters.Lister(),
+		clusters:      e.Caches.Clusters().Lister(),
+		spcs:          e.Caches.ServiceProviderClusters().Lister(),
+		mcs:           e.Caches.ManagementClusters().Lister(),
+		schedulings:   e.Caches.ManagementClusterSchedulings().Lister(),
+		candidates:    source,
+		singleReplica: source.SingleReplicaLookup(),
+		fleet:         e.Fleet,
+		spcWriter:     e.serviceProviderClusterWriter(),
+		reservations:  e.schedulingWriter(),
+		cs:            e.ClusterService,
+		cfg:           cfg,
+		metrics:       metrics,
+		requeueAfter:  s.RequeueAfter,
+		now:           e.now(),
 	}
-	c, err := newClusterKeyed(d, PlacementName, s, p.reconcile, d.Informers.Clusters, d.Informers.ServiceProviderClusters)
-	if err != nil {
-		return nil, err
-	}
-	// An MC event sends back to placement the clusters whose intent names that MC, so a
-	// deleted or unregistered MC's not-yet-created clusters are placed again at once.
-	intending := keysThroughIndex(p.spcs, informers.IndexByIntendedManagementCluster, api.ManagementClusterResourceType, api.ClusterResourceType)
-	if err := c.Watch(d.Informers.ManagementClusters, intending); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return p.reconcile, nil
+}
+
+// placementController chooses the MC for each new cluster, reserves capacity on it and
+// records the choice in the SPC's spec. See docs/placement.md.
+type placementController struct {
+	clusters    *informers.Lister[api.ClusterProperties]
+	spcs        *informers.Lister[api.ServiceProviderClusterProperties]
+	mcs         *informers.Lister[api.ManagementClusterProperties]
+	schedulings *informers.Lister[api.ManagementClusterSchedulingProperties]
+	// candidates and singleReplica are the engine's view of the caches.
+	candidates    candidates.Source
+	singleReplica placement.SingleReplicaLookup
+	// fleet is for the point reads that check a decision at apply time.
+	fleet        database.Container
+	spcWriter    docwrite.Writer[api.ServiceProviderClusterProperties]
+	reservations docwrite.Writer[api.ManagementClusterSchedulingProperties]
+	// cs is asked only before withdrawing a vanished MC's intent (placement_replacement.go).
+	cs           clusterservice.Clusters
+	cfg          placement.Config
+	metrics      *PlacementMetrics
+	requeueAfter time.Duration
+	now          func() time.Time
 }
 
 // terminal provisioning states end a cluster's life without a control plane to place.
@@ -106,42 +154,27 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	if spc.Properties.IntendedManagementCluster() != "" {
 		return p.replaceIfIntendedVanished(ctx, cluster, spc)
 	}
-	if placement.UnmappableRecorded(cluster, spc) {
+	// A cluster Cluster Service already has is never placed afresh: ClusterServiceAdoption
+	// takes its intent from where CS put it. A pending ID alone does not say CS has the
+	// cluster (docs/placement.md, "Clusters Cluster Service already has").
+	if cluster.Properties.ServiceProvider().ClusterServiceID != "" || terminal(cluster) {
 		return controller.Result{}, nil
 	}
 	logger := controller.LoggerFrom(ctx)
 
-	// Old records: a cluster Cluster Service already has is never placed afresh; its
-	// intent is where CS put it.
-	existing, state, err := p.existingClusterServiceCluster(ctx, cluster)
-	if err != nil {
-		p.d.PlacementMetrics.count(placement.OutcomeError)
-		return controller.Result{}, err
-	}
-	switch state {
-	case clusterServiceKnows:
-		return p.adopt(ctx, spc, existing)
-	case clusterServiceUnmappable:
-		return p.recordUnmappable(ctx, cluster, spc)
-	}
-	if terminal(cluster) {
-		return controller.Result{}, nil
-	}
-
-	source := candidates.Source{ManagementClusters: p.mcs, ManagementClusterSchedulings: p.d.Informers.ManagementClusterSchedulings.Lister(), Clusters: p.clusters}
-	snapshot := source.Snapshot()
+	snapshot := p.candidates.Snapshot()
 	start := time.Now()
 	decision := placement.Decide(placement.Cluster{ResourceID: rid.String(), SingleReplica: candidates.SingleReplica(cluster)},
-		snapshot, p.d.Placement, source.SingleReplicaLookup(), p.d.now())
-	p.d.PlacementMetrics.decision.Observe(time.Since(start).Seconds())
+		snapshot, p.cfg, p.singleReplica, p.now())
+	p.metrics.decision.Observe(time.Since(start).Seconds())
 
 	if decision.Chosen == nil {
-		p.d.PlacementMetrics.count(decision.Outcome)
+		p.metrics.count(decision.Outcome)
 		logger.Info("no management cluster fits; waiting for capacity", "outcome", decision.Outcome, "reason", decision.Message())
 		if err := p.recordWait(ctx, spc, decision); err != nil {
 			return controller.Result{}, err
 		}
-		return controller.Result{RequeueAfter: p.s.RequeueAfter}, nil
+		return controller.Result{RequeueAfter: p.requeueAfter}, nil
 	}
 
 	chosen := decision.Chosen
@@ -151,11 +184,11 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		// reservation dropped since would leave the cluster placed on capacity nobody holds.
 		stands, err := p.reservationStands(ctx, chosen.Scheduling, rid)
 		if err != nil {
-			p.d.PlacementMetrics.count(placement.OutcomeError)
+			p.metrics.count(placement.OutcomeError)
 			return controller.Result{}, err
 		}
 		if !stands {
-			p.d.PlacementMetrics.count(placement.OutcomeConflict)
+			p.metrics.count(placement.OutcomeConflict)
 			logger.Info("the reservation the decision reused is gone from the stored scheduling document; deciding again",
 				"managementCluster", chosen.ManagementCluster.ResourceID)
 			return controller.Result{RequeueAfter: DefaultPlacementConflictRequeue}, nil
@@ -163,11 +196,11 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	} else {
 		reserved, err := p.reserve(ctx, chosen.Scheduling, rid)
 		if err != nil {
-			p.d.PlacementMetrics.count(placement.OutcomeError)
+			p.metrics.count(placement.OutcomeError)
 			return controller.Result{}, err
 		}
 		if !reserved {
-			p.d.PlacementMetrics.count(placement.OutcomeConflict)
+			p.metrics.count(placement.OutcomeConflict)
 			return controller.Result{RequeueAfter: DefaultPlacementConflictRequeue}, nil
 		}
 	}
@@ -175,91 +208,25 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	// PendingCleanup drops once the SPC says the cluster went elsewhere.
 	recorded, err := p.record(ctx, spc, chosen.ManagementCluster.ResourceID, decision)
 	if err != nil {
-		p.d.PlacementMetrics.count(placement.OutcomeError)
+		p.metrics.count(placement.OutcomeError)
 		return controller.Result{}, err
 	}
 	if !recorded {
 		// The SPC changed since it was cached (another replica placed it, or the cluster
 		// went away): the next look decides again from the newer copy, and a reservation
 		// of ours that is now stale is PendingCleanup's.
-		p.d.PlacementMetrics.count(placement.OutcomeConflict)
-		return lostRace, nil
+		p.metrics.count(placement.OutcomeConflict)
+		return lostRace(ctx, spc.ResourceID), nil
 	}
-	p.d.PlacementMetrics.count(placement.OutcomePlaced)
+	p.metrics.count(placement.OutcomePlaced)
 	logger.Info("placed", "managementCluster", chosen.ManagementCluster.ResourceID, "reusedReservation", decision.Reused)
-	return controller.Result{}, nil
-}
-
-// What Cluster Service knows of a cluster before placement decides.
-type clusterServiceState int
-
-const (
-	// clusterServiceNew: CS does not have the cluster; placement decides.
-	clusterServiceNew clusterServiceState = iota
-	// clusterServiceKnows: CS has the cluster; placement adopts its shard.
-	clusterServiceKnows
-	// clusterServiceUnmappable: the cluster has a clusterServiceID that neither API
-	// resolves; hcpsched neither places nor adopts it.
-	clusterServiceUnmappable
-)
-
-// existingClusterServiceCluster asks Cluster Service where a cluster that it may already
-// know lives: one with a clusterServiceID (an aro_hcp one, or a legacy clusters_mgmt one,
-// which names the same cluster), or with a pending ID CS has seen (a backend before
-// placement created clusters without it). A CS 404 for a pending ID means the cluster is
-// new; for a clusterServiceID it means the reference cannot be mapped.
-func (p *placementController) existingClusterServiceCluster(ctx context.Context, c *api.Cluster) (clusterservice.Placement, clusterServiceState, error) {
-	sp := c.Properties.ServiceProvider()
-	href := sp.ClusterServiceID
-	if href == "" {
-		href = sp.PendingClusterServiceID
-	}
-	if href == "" {
-		return clusterservice.Placement{}, clusterServiceNew, nil
-	}
-	id, _, err := clusterservice.ParseAnyClusterHREF(href)
-	if err != nil {
-		if sp.ClusterServiceID != "" {
-			return clusterservice.Placement{}, clusterServiceUnmappable, nil
-		}
-		return clusterservice.Placement{}, clusterServiceNew, fmt.Errorf("pending Cluster Service ID %q: %w", href, err)
-	}
-	where, err := p.d.ClusterService.GetClusterProvisionShard(ctx, id)
-	switch {
-	case errors.Is(err, clusterservice.ErrNotFound) && sp.ClusterServiceID == "":
-		return clusterservice.Placement{}, clusterServiceNew, nil
-	case errors.Is(err, clusterservice.ErrNotFound):
-		return clusterservice.Placement{}, clusterServiceUnmappable, nil
-	case err != nil:
-		return clusterservice.Placement{}, clusterServiceNew, fmt.Errorf("asking Cluster Service where %s is: %w", id, err)
-	}
-	return where, clusterServiceKnows, nil
-}
-
-// recordUnmappable says once, in the SPC condition and the log, that the cluster cannot
-// be mapped, and stops: no requeue, since waiting will not change Cluster Service's answer.
-// A reservation the cluster holds is released by PendingCleanup on that condition.
-func (p *placementController) recordUnmappable(ctx context.Context, c *api.Cluster, spc *api.ServiceProviderCluster) (controller.Result, error) {
-	href := c.Properties.ServiceProvider().ClusterServiceID
-	update := spc.DeepCopy()
-	if !setCapacityCondition(update, api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(href), p.d.now()) {
-		return controller.Result{}, nil
-	}
-	written, err := p.replaceSPC(ctx, update)
-	if err != nil {
-		return controller.Result{}, err
-	}
-	if !written {
-		return lostRace, nil
-	}
-	controller.LoggerFrom(ctx).Warn("cluster has a Cluster Service ID that does not resolve; leaving it unplaced", "clusterServiceID", href)
 	return controller.Result{}, nil
 }
 
 // reservationStands reads the stored scheduling document the decision reused a
 // reservation from: the cached copy may show a reservation that was dropped since.
 func (p *placementController) reservationStands(ctx context.Context, cached *api.ManagementClusterScheduling, cluster *api.ResourceID) (bool, error) {
-	stored, err := database.Get[api.ManagementClusterSchedulingProperties](ctx, p.d.Fleet, cached.PartitionKey, cached.ResourceID)
+	stored, err := database.Get[api.ManagementClusterSchedulingProperties](ctx, p.fleet, cached.PartitionKey, cached.ResourceID)
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		return false, nil
@@ -282,84 +249,43 @@ func holdsReservation(pending []string, cluster *api.ResourceID) bool {
 	return false
 }
 
-// adopt sets the intent of a cluster CS already placed to the MC that owns its shard.
-func (p *placementController) adopt(ctx context.Context, spc *api.ServiceProviderCluster, where clusterservice.Placement) (controller.Result, error) {
-	if !where.Placed() {
-		return controller.Result{RequeueAfter: p.s.RequeueAfter}, nil
-	}
-	href, err := clusterservice.ShardHREF(where.ShardID)
-	if err != nil {
-		return controller.Result{}, err
-	}
-	mcs, err := p.mcs.ByIndex(informers.IndexByProvisionShard, strings.ToLower(href))
-	if err != nil {
-		return controller.Result{}, err
-	}
-	if len(mcs) != 1 {
-		return controller.Result{}, fmt.Errorf("provision shard %s maps to %d management clusters, want 1", where.ShardID, len(mcs))
-	}
-	update := spc.DeepCopy()
-	if update.Properties.Spec == nil {
-		update.Properties.Spec = &api.ServiceProviderClusterSpec{}
-	}
-	// No placement time: hcpsched did not place it, and its latency would be fiction.
-	update.Properties.Spec.ManagementClusterResourceID = strings.ToLower(mcs[0].ResourceID)
-	setCapacityCondition(update, api.ConditionTrue, placement.ConditionReasonAvailable, "adopted from Cluster Service's placement", p.d.now())
-	written, err := p.replaceSPC(ctx, update)
-	if err != nil || !written {
-		return controller.Result{}, err
-	}
-	controller.LoggerFrom(ctx).Info("adopted existing placement", "managementCluster", update.Properties.Spec.ManagementClusterResourceID)
-	return controller.Result{}, nil
-}
-
 // reserve appends the cluster to the chosen MC's pendingAssignedClusters, as a Replace
 // of the very scheduling document the decision read. false means another writer changed
 // it first (412): the decision is void.
 func (p *placementController) reserve(ctx context.Context, sched *api.ManagementClusterScheduling, cluster *api.ResourceID) (bool, error) {
-	update := sched.DeepCopy()
-	update.Properties.Status.PendingAssignedClusters = append(update.Properties.Status.PendingAssignedClusters, cluster.Key())
-	written, err := replaceCopy(ctx, p.d.Fleet, update)
-	if err != nil || written == nil {
-		return false, err
-	}
-	p.d.Informers.ManagementClusterSchedulings.Assume(written)
-	return true, nil
+	res, err := p.reservations.Update(ctx, sched, reservationFields, func(s *api.ManagementClusterScheduling) error {
+		s.Properties.Status.PendingAssignedClusters = append(s.Properties.Status.PendingAssignedClusters, cluster.Key())
+		return nil
+	})
+	return res.Outcome == docwrite.Written, err
 }
 
 // record writes the intent, the placement time and the condition in one Replace of the
-// cached SPC.
+// cached SPC. false means the SPC changed since it was cached.
 func (p *placementController) record(ctx context.Context, spc *api.ServiceProviderCluster, mc string, d placement.Decision) (bool, error) {
-	update := spc.DeepCopy()
-	if update.Properties.Spec == nil {
-		update.Properties.Spec = &api.ServiceProviderClusterSpec{}
-	}
 	// ARO-HCP's own timestamps carry 100 ns ticks; whole seconds would hide every
 	// placement latency below a second from the metrics and the benchmark.
-	t := p.d.now().UTC().Truncate(100 * time.Nanosecond)
-	update.Properties.Spec.ManagementClusterResourceID = strings.ToLower(mc)
-	update.Properties.Spec.ManagementClusterPlacementTime = t
-	setCapacityCondition(update, api.ConditionTrue, placement.ConditionReasonAvailable, d.Message(), t)
-	return p.replaceSPC(ctx, update)
-}
-
-// recordWait says why nothing fits, writing only when the condition changes.
-func (p *placementController) recordWait(ctx context.Context, spc *api.ServiceProviderCluster, d placement.Decision) error {
-	update := spc.DeepCopy()
-	if !setCapacityCondition(update, api.ConditionFalse, d.Outcome.ConditionReason(), d.Message(), p.d.now()) {
+	t := p.now().UTC().Truncate(100 * time.Nanosecond)
+	res, err := p.spcWriter.Update(ctx, spc, placementRecordFields, func(s *api.ServiceProviderCluster) error {
+		if s.Properties.Spec == nil {
+			s.Properties.Spec = &api.ServiceProviderClusterSpec{}
+		}
+		s.Properties.Spec.ManagementClusterResourceID = strings.ToLower(mc)
+		s.Properties.Spec.ManagementClusterPlacementTime = t
+		setCapacityCondition(s, api.ConditionTrue, placement.ConditionReasonAvailable, d.Message(), t)
 		return nil
-	}
-	_, err := p.replaceSPC(ctx, update)
-	return err
+	})
+	return res.Outcome == docwrite.Written, err
 }
 
-func (p *placementController) replaceSPC(ctx context.Context, update *api.ServiceProviderCluster) (bool, error) {
-	written, err := replaceCopy(ctx, p.d.Resources, update)
-	if err != nil || written == nil {
-		return false, err
-	}
-	p.d.Informers.ServiceProviderClusters.Assume(written)
-	return true, nil
+// recordWait says why nothing fits, writing only when the condition changes; a lost
+// race is left to the next evaluation, which comes after the wait anyway.
+func (p *placementController) recordWait(ctx context.Context, spc *api.ServiceProviderCluster, d placement.Decision) error {
+	_, err := p.spcWriter.Update(ctx, spc, capacityConditionFields, func(s *api.ServiceProviderCluster) error {
+		setCapacityCondition(s, api.ConditionFalse, d.Outcome.ConditionReason(), d.Message(), p.now())
+		return nil
+	})
+	return err
 }
 
 // setCapacityCondition sets status.placement.conditions[CapacityAvailable] and reports

@@ -10,6 +10,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 )
 
 // Why an intent was withdrawn, as the replacement counter's reason label.
@@ -52,23 +53,24 @@ func (p *placementController) replaceIfIntendedVanished(ctx context.Context, c *
 	}
 	if released, err := p.release(ctx, intended, c); err != nil || !released {
 		if err == nil {
-			return lostRace, nil
+			return lostRace(ctx, "scheduling document of "+intended), nil
 		}
 		return controller.Result{}, err
 	}
-	update := spc.DeepCopy()
-	update.Properties.Spec.ManagementClusterResourceID = ""
-	update.Properties.Spec.ManagementClusterPlacementTime = time.Time{}
-	setCapacityCondition(update, api.ConditionFalse, ReasonReplacing,
-		fmt.Sprintf("placing again: management cluster %s %s before Cluster Service created the cluster", intended, replacementText(why)), p.d.now())
-	written, err := p.replaceSPC(ctx, update)
+	message := fmt.Sprintf("placing again: management cluster %s %s before Cluster Service created the cluster", intended, replacementText(why))
+	res, err := p.spcWriter.Update(ctx, spc, placementRecordFields, func(s *api.ServiceProviderCluster) error {
+		s.Properties.Spec.ManagementClusterResourceID = ""
+		s.Properties.Spec.ManagementClusterPlacementTime = time.Time{}
+		setCapacityCondition(s, api.ConditionFalse, ReasonReplacing, message, p.now())
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
-	if !written {
-		return lostRace, nil
+	if res.Outcome == docwrite.LostRace {
+		return lostRace(ctx, spc.ResourceID), nil
 	}
-	p.d.PlacementMetrics.replaced(why)
+	p.metrics.replaced(why)
 	logger.Info("withdrew the intent of a cluster whose management cluster vanished; placing it again")
 	return controller.Result{}, nil
 }
@@ -98,7 +100,7 @@ func (p *placementController) intendedVanished(ctx context.Context, mcID string)
 	if err != nil {
 		return "", err
 	}
-	stored, err := database.Get[api.ManagementClusterProperties](ctx, p.d.Fleet, pk, rid.String())
+	stored, err := database.Get[api.ManagementClusterProperties](ctx, p.fleet, pk, rid.String())
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		return ReplacementManagementClusterDeleted, nil
@@ -122,7 +124,7 @@ func (p *placementController) clusterServiceHas(ctx context.Context, pendingHREF
 	if err != nil {
 		return false, fmt.Errorf("pending Cluster Service ID %q: %w", pendingHREF, err)
 	}
-	_, err = p.d.ClusterService.GetClusterProvisionShard(ctx, id)
+	_, err = p.cs.GetClusterProvisionShard(ctx, id)
 	switch {
 	case errors.Is(err, clusterservice.ErrNotFound):
 		return false, nil
@@ -139,7 +141,7 @@ func (p *placementController) release(ctx context.Context, mcID string, c *api.C
 	if err != nil {
 		return false, fmt.Errorf("intended management cluster %q: %w", mcID, err)
 	}
-	sched, err := p.d.Informers.ManagementClusterSchedulings.Lister().Get(api.SchedulingResourceID(rid).String())
+	sched, err := p.schedulings.Get(api.SchedulingResourceID(rid).String())
 	if errors.Is(err, database.ErrNotFound) {
 		return true, nil
 	}
@@ -153,18 +155,15 @@ func (p *placementController) release(ctx context.Context, mcID string, c *api.C
 	if sched.Properties.Status == nil || !holdsReservation(sched.Properties.Status.PendingAssignedClusters, cluster) {
 		return true, nil
 	}
-	update := sched.DeepCopy()
-	var keep []string
-	for _, entry := range update.Properties.Status.PendingAssignedClusters {
-		if !api.ResourceIDsEqual(entry, cluster.String()) {
-			keep = append(keep, entry)
+	res, err := p.reservations.Update(ctx, sched, reservationFields, func(s *api.ManagementClusterScheduling) error {
+		var keep []string
+		for _, entry := range s.Properties.Status.PendingAssignedClusters {
+			if !api.ResourceIDsEqual(entry, cluster.String()) {
+				keep = append(keep, entry)
+			}
 		}
-	}
-	update.Properties.Status.PendingAssignedClusters = keep
-	written, err := replaceCopy(ctx, p.d.Fleet, update)
-	if err != nil || written == nil {
-		return false, err
-	}
-	p.d.Informers.ManagementClusterSchedulings.Assume(written)
-	return true, nil
+		s.Properties.Status.PendingAssignedClusters = keep
+		return nil
+	})
+	return res.Outcome == docwrite.Written, err
 }

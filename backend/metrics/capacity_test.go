@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 )
 
 // Every MC with scheduling data exports what it has left as the engine counts it, and
@@ -26,7 +26,7 @@ func TestCapacity(t *testing.T) {
 	busy := w.mc(t, "1", 30, 3, now.Add(-time.Minute), []string{clusterID("unknown").Key(), single.Key(), ""})
 	// Cordoned, stale and over its ceiling: still exported, negative.
 	over := w.mc(t, "2", 30, 40, now.Add(-time.Hour), nil, func(p *api.ManagementClusterProperties) { p.Spec.SchedulingPolicy = api.Unschedulable })
-	flowtest.CreateManagementCluster(t, w.fleet, "3", "shard-3")
+	controllertest.CreateManagementCluster(t, w.fleet, "3", "shard-3")
 	reg := scrape(t, store)
 
 	help := func(name string) string { return family(t, reg, name).GetHelp() }

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
@@ -73,7 +73,7 @@ func (w world) spc(t *testing.T, cluster *api.ResourceID, intended, observed str
 // taken at reportedAt, holding the given reservations; mutate changes the MC first.
 func (w world) mc(t *testing.T, stamp string, ceiling, usage int, reportedAt time.Time, pending []string, mutate ...func(*api.ManagementClusterProperties)) *api.ResourceID {
 	t.Helper()
-	rid := flowtest.CreateManagementCluster(t, w.fleet, stamp, "shard-"+stamp)
+	rid := controllertest.CreateManagementCluster(t, w.fleet, stamp, "shard-"+stamp)
 	if len(mutate) > 0 {
 		mc, err := database.Get[api.ManagementClusterProperties](t.Context(), w.fleet, mustFleetPK(t, rid), rid.String())
 		require.NoError(t, err)
@@ -84,7 +84,7 @@ func (w world) mc(t *testing.T, stamp string, ceiling, usage int, reportedAt tim
 		require.NoError(t, err)
 	}
 	_, err := database.Create(t.Context(), w.fleet, api.NewDocument(api.SchedulingResourceID(rid), mustFleetPK(t, rid), api.ManagementClusterSchedulingProperties{
-		Status: flowtest.SchedulingStatus(reportedAt, ceiling, usage, pending...),
+		Status: controllertest.SchedulingStatus(reportedAt, ceiling, usage, pending...),
 	}))
 	require.NoError(t, err)
 	return rid
@@ -238,7 +238,7 @@ func TestRegionHeadroom(t *testing.T) {
 			w.mc(t, "1", 30, 0, fresh, nil)
 			w.mc(t, "2", 300, 0, fresh, nil, cordon)
 			w.mc(t, "3", 300, 0, now.Add(-time.Hour), nil)
-			flowtest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
+			controllertest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
 		}, 10},
 		{"an MC reporting from the future is not eligible; one within the clock-skew allowance is", func(t *testing.T, w world) {
 			w.mc(t, "1", 30, 0, now.Add(10*time.Minute), nil)
@@ -266,7 +266,7 @@ func TestManagementClusterAges(t *testing.T) {
 	recent := w.mc(t, "2", 300, 0, now.Add(-30*time.Second), []string{stamped.Key()})
 	// Reservations of unknown age export nothing rather than a made-up age.
 	idle := w.mc(t, "3", 300, 0, now.Add(-10*time.Minute), []string{unknown.Key()})
-	flowtest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
+	controllertest.CreateManagementCluster(t, w.fleet, "4", "shard-4")
 	// Clocks disagree: within the allowance a report from the future is fresh (age 0);
 	// beyond it placement does not believe it, so it is older than any threshold.
 	ahead := w.mc(t, "5", 300, 0, now.Add(30*time.Second), nil)
@@ -281,7 +281,7 @@ func TestManagementClusterAges(t *testing.T) {
 func TestManagementClusterCeilingAndUsage(t *testing.T) {
 	store, w := newWorld()
 	mc := w.mc(t, "1", 300, 42, now, nil)
-	flowtest.CreateManagementCluster(t, w.fleet, "2", "shard-2")
+	controllertest.CreateManagementCluster(t, w.fleet, "2", "shard-2")
 	reg := scrape(t, store)
 
 	want := fmt.Sprintf(`

@@ -67,7 +67,8 @@ func (w Writer[P]) Container() database.Container { return w.container }
 
 // Fields names the parts of a document a writer owns, as dotted JSON paths from the
 // document's root ("properties.spec.schedulingPolicy", "properties.status"). A path
-// owns everything beneath it.
+// owns everything beneath it; "<list>[<type>]" owns one condition of a condition list
+// (see conditions.go).
 type Fields []string
 
 // Result is what Update did, and the document as stored when it wrote.
@@ -162,6 +163,9 @@ func decodeJSON(b []byte, v *any) error {
 func firstDifference(path string, a, b any, owned Fields) string {
 	if path != "" && slices.Contains(owned, path) {
 		return ""
+	}
+	if types := ownedConditions(path, owned); len(types) > 0 {
+		return conditionDifference(path, a, b, types)
 	}
 	am, aIsObject := a.(map[string]any)
 	bm, bIsObject := b.(map[string]any)

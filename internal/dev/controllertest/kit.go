@@ -39,8 +39,9 @@ const (
 
 // Kit is one test's world.
 type Kit struct {
-	// Memory is the store itself; Resources and Fleet are the test's own handles on it,
-	// for seeding and reading back, and are not recorded by the data-flow check.
+	// Memory is the store itself (nil on OnStore's); Resources and Fleet are the test's
+	// own handles on the store, for seeding and reading back, and are not recorded by
+	// the data-flow check.
 	Memory    *memory.Store
 	Resources database.Container
 	Fleet     database.Container
@@ -63,9 +64,24 @@ type Kit struct {
 type Option func(*options)
 
 type options struct {
+	base      database.Store
+	poll      time.Duration
 	wrap      []func(database.Store) database.Store
 	csOptions []fakeclusterservice.Option
 	csConfig  func(*clusterservice.Config)
+}
+
+// OnStore builds the kit on s instead of a fresh memory store (Memory is then nil): kits
+// on one store are replicas of a binary sharing a database, and s may be the Cosmos
+// emulator.
+func OnStore(s database.Store) Option {
+	return func(o *options) { o.base = s }
+}
+
+// WithPollInterval changes how often the caches poll the change feed (PollInterval by
+// default): a store slower than memory, such as the emulator, needs longer.
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) { o.poll = d }
 }
 
 // WithStore wraps the store the controllers (and the caches) see, to inject faults or
@@ -93,14 +109,18 @@ func New(t testing.TB, opts ...Option) *Kit {
 		opt(&o)
 	}
 	k := &Kit{
-		Memory:   memory.New(),
 		CS:       fakeclusterservice.New(append([]fakeclusterservice.Option{fakeclusterservice.WithSeed(1)}, o.csOptions...)...),
 		Registry: prometheus.NewRegistry(),
 		Logs:     &logbuffer.Buffer{},
 	}
-	k.Resources = k.Memory.Container(api.ResourcesContainer)
-	k.Fleet = k.Memory.Container(api.FleetContainer)
-	k.Store = dataflowtest.WrapStore(k.Memory)
+	base := o.base
+	if base == nil {
+		k.Memory = memory.New()
+		base = k.Memory
+	}
+	k.Resources = base.Container(api.ResourcesContainer)
+	k.Fleet = base.Container(api.FleetContainer)
+	k.Store = dataflowtest.WrapStore(base)
 	for _, w := range o.wrap {
 		k.Store = w(k.Store)
 	}
@@ -117,7 +137,11 @@ func New(t testing.TB, opts ...Option) *Kit {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = k.CSClient.Close() })
 
-	k.Factory, err = informers.NewFactory(k.Store, informers.Options{PollInterval: PollInterval, Registerer: k.Registry})
+	poll := PollInterval
+	if o.poll > 0 {
+		poll = o.poll
+	}
+	k.Factory, err = informers.NewFactory(k.Store, informers.Options{PollInterval: poll, Registerer: k.Registry})
 	require.NoError(t, err)
 	k.Caches = informers.NewCaches(k.Factory)
 	metrics, err := controller.NewMetrics(k.Registry)

@@ -7,18 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hcpsched/hcpsched/backend/controllers/flowtest"
 	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
-// unmappableHREF is a legacy clusterServiceID Cluster Service does not know.
-const unmappableHREF = "/api/clusters_mgmt/v1/clusters/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"
-
 func TestPendingCleanupRules(t *testing.T) {
-	e := newPlacementEnv(t)
-	here := flowtest.CreateManagementCluster(t, e.fleet, "1", "")
-	elsewhere := flowtest.CreateManagementCluster(t, e.fleet, "2", "")
+	w := newWorld(t)
+	here := controllertest.CreateManagementCluster(t, w.Fleet, "1", "")
+	elsewhere := controllertest.CreateManagementCluster(t, w.Fleet, "2", "")
 
 	type entry struct {
 		name    string
@@ -26,7 +23,7 @@ func TestPendingCleanupRules(t *testing.T) {
 		noSPC   bool
 		spec    *api.ResourceID
 		status  *api.ResourceID
-		// unmappable: placement recorded that the cluster's clusterServiceID does not resolve.
+		// unmappable: adoption recorded that the cluster's clusterServiceID does not resolve.
 		unmappable bool
 		wantKeep   bool
 	}
@@ -59,10 +56,10 @@ func TestPendingCleanupRules(t *testing.T) {
 	for _, en := range entries {
 		rid := clusterID("Cleanup-" + en.name)
 		if en.cluster != nil {
-			flowtest.StoreCluster(t, e.resources, newCluster(rid, en.cluster))
+			controllertest.StoreCluster(t, w.Resources, newCluster(rid, en.cluster))
 		}
 		if !en.noSPC {
-			storeSPC(t, e.resources, rid, func(s *api.ServiceProviderCluster) {
+			storeSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
 				if en.spec != nil {
 					s.Properties.Spec.ManagementClusterResourceID = en.spec.String()
 				}
@@ -79,25 +76,43 @@ func TestPendingCleanupRules(t *testing.T) {
 			want = append(want, rid.Key())
 		}
 	}
-	flowtest.StoreScheduling(t, e.fleet, here, 300, 0, pending...)
-	e.startCaches(t)
-	require.Eventually(t, func() bool {
-		return len(e.deps.Informers.ServiceProviderClusters.Lister().List()) == len(entries)-1 &&
-			len(e.deps.Informers.ManagementClusterSchedulings.Lister().List()) == 1
-	}, waitFor, tick)
+	controllertest.StoreScheduling(t, w.Fleet, here, 300, 0, pending...)
+	cleanup := w.reconciler(t, pendingCleanupDefinition())
+	w.Start(t)
+	require.Len(t, w.Caches.ServiceProviderClusters().Lister().List(), len(entries)-1)
+	require.Len(t, w.Caches.ManagementClusterSchedulings().Lister().List(), 1)
 
-	cleanup := &pendingCleanupController{d: e.deps}
-	_, err := cleanup.reconcile(e.reconcileCtx(t), here.Key())
+	_, err := cleanup.Reconcile(here.Key())
 	require.NoError(t, err)
-	after := getScheduling(t, e.fleet, here)
+	after := getScheduling(t, w.Fleet, here)
 	assert.Equal(t, want, after.Properties.Status.PendingAssignedClusters, "kept in order: %v", want)
 
-	// Nothing changed: nothing is written, even from a stale cache.
-	require.Eventually(t, func() bool {
-		s, err := e.deps.Informers.ManagementClusterSchedulings.Lister().Get(api.SchedulingResourceID(here).String())
-		return err == nil && s.ETag == after.ETag
-	}, waitFor, tick)
-	_, err = cleanup.reconcile(e.reconcileCtx(t), here.Key())
+	// Nothing changed: nothing is written. The cache holds the written document at once.
+	s, err := w.Caches.ManagementClusterSchedulings().Lister().Get(api.SchedulingResourceID(here).String())
 	require.NoError(t, err)
-	assert.Equal(t, after.ETag, getScheduling(t, e.fleet, here).ETag, "no write when nothing changed")
+	require.Equal(t, after.ETag, s.ETag)
+	_, err = cleanup.Reconcile(here.Key())
+	require.NoError(t, err)
+	assert.Equal(t, after.ETag, getScheduling(t, w.Fleet, here).ETag, "no write when nothing changed")
+}
+
+// A missing SPC is dropped only when the store confirms it: not found, or soft-deleted.
+func TestReservationOfAConfirmedGoneSPCIsDropped(t *testing.T) {
+	w, blind := newBlindWorld(t)
+	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", "")
+	never := clusterID("NeverHadSPC")
+	controllertest.StoreCluster(t, w.Resources, newCluster(never))
+	softDeleted := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("SoftDeleted")))
+	storeSPC(t, w.Resources, softDeleted)
+	softDeleteSPC(t, w.Resources, softDeleted)
+	blind.hide(spcItemID(softDeleted))
+	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0, never.Key(), softDeleted.Key())
+	cleanup := w.reconciler(t, pendingCleanupDefinition())
+	w.Start(t)
+	require.Len(t, w.Caches.ManagementClusterSchedulings().Lister().List(), 1)
+
+	_, err := cleanup.Reconcile(mc.Key())
+	require.NoError(t, err)
+	assert.Empty(t, getScheduling(t, w.Fleet, mc).Properties.Status.PendingAssignedClusters)
+	assert.Contains(t, w.Logs.String(), dropNoSPC)
 }

@@ -1,9 +1,10 @@
-// Package flowtest drives the backend's creation flow in tests, over any store and a
-// fake Cluster Service: it stores the documents other components would write (clusters,
-// management clusters, placement's SPC spec), registers provision shards and waits for
-// what the backend writes. Both the controllers' unit tests and the binary's emulator
-// test use it.
-package flowtest
+package controllertest
+
+// The backend's creation flow in tests, over any store and a fake Cluster Service: the
+// documents other components would write (clusters, management clusters, scheduling
+// documents, placement's SPC spec), provision shards registered in CS, and waits for what
+// the backend writes. The backend's controller tests, its binary's emulator test and its
+// metrics tests use them.
 
 import (
 	"encoding/json"
@@ -21,14 +22,10 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
-	"github.com/hcpsched/hcpsched/internal/dev/logbuffer"
 )
 
 // Tenant is the tenant the test clusters carry in properties.identity.tenantId.
 const Tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
-
-// Tick is how often the Wait helpers look at the store.
-const Tick = 5 * time.Millisecond
 
 // RegisterShard registers and activates provision shard n in CS and returns its bare ID.
 func RegisterShard(t testing.TB, cs clusterservice.ProvisionShards, n int) string {
@@ -142,8 +139,8 @@ func WaitForSPC(t testing.TB, resources database.Container, cluster *api.Resourc
 	return got
 }
 
-// Place plays placement (a later issue): once the SPC exists it records the chosen MC in
-// its spec with an etag-guarded replace, as placement will.
+// Place plays placement, for tests of the creation flow without it: once the SPC exists
+// it records the chosen MC in its spec with an etag-guarded replace, as placement does.
 func Place(t testing.TB, resources database.Container, cluster, mc *api.ResourceID, timeout time.Duration) {
 	t.Helper()
 	spc := WaitForSPC(t, resources, cluster, timeout, "exists", func(*api.ServiceProviderCluster) bool { return true })
@@ -199,9 +196,6 @@ func CreatedClusters(t testing.TB, cs *fakeclusterservice.Server) []PostedCluste
 	}
 	return out
 }
-
-// LogBuffer collects a logger's output for assertions; safe for concurrent writers.
-type LogBuffer = logbuffer.Buffer
 
 // StoreScheduling writes an MC's scheduling document as the fleet keeps it: fresh
 // capacity data, a swift-NIC ceiling and usage, and optional reservations.
