@@ -51,6 +51,14 @@ type Cache[P any] interface {
 	Assume(*api.Document[P])
 }
 
+// NoCache is the cache of a writer whose process has no informer for the documents it
+// writes: the kube-applier containers, which only ever get point reads, and the
+// register command, which runs no informers. Nothing can read a stale copy there.
+type NoCache[P any] struct{}
+
+// Assume does nothing: there is no cache to write through to.
+func (NoCache[P]) Assume(*api.Document[P]) {}
+
 // Writer writes one document type to one container and through to its cache.
 type Writer[P any] struct {
 	container database.Container
@@ -201,11 +209,13 @@ func firstDifference(path string, a, b any, owned Fields) string {
 }
 
 // differenceBeneath handles a value that is an object on one side only: the object's
-// fields are compared against nothing.
+// fields are compared against nothing. Only an object that appeared where there was
+// nothing, or went away, is: a value of another kind in its place (a string where the
+// object is) lies beneath no owned path, and replacing it would lose it.
 func differenceBeneath(path string, a, b any, owned Fields) string {
-	am, _ := a.(map[string]any)
-	bm, _ := b.(map[string]any)
-	if am == nil && bm == nil {
+	am, aIsObject := a.(map[string]any)
+	bm, bIsObject := b.(map[string]any)
+	if !(aIsObject && b == nil) && !(a == nil && bIsObject) {
 		return orRoot(path)
 	}
 	if am == nil {
