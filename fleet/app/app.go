@@ -5,7 +5,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -52,40 +51,46 @@ func New(cfg Config) (process.App, error) {
 	if err != nil {
 		return process.App{}, err
 	}
-	inf := controllers.NewInformers(factory)
 	metrics, err := controller.NewMetrics(cfg.Registerer)
 	if err != nil {
 		return process.App{}, err
 	}
-	reporting := controllers.NewCapacityReporting(inf, cfg.Store, cfg.CapacityPollInterval)
-	if err := reporting.Register(cfg.Registerer); err != nil {
+	env := controllers.Env{
+		Store:          cfg.Store,
+		Caches:         informers.NewCaches(factory),
+		ClusterService: cfg.ClusterService,
+		AgentPools:     cfg.AgentPools,
+		VMSizes:        cfg.VMSizes,
+		Region:         cfg.Region,
+		Registerer:     cfg.Registerer,
+	}
+	running, err := controller.Build(env, controller.Runtime{Metrics: metrics, Logger: cfg.Logger}, controllers.Definitions(), settings(cfg))
+	if err != nil {
 		return process.App{}, err
-	}
-	type builder interface {
-		Controller(controller.Options) (*controller.Controller, error)
-	}
-	var running []*controller.Controller
-	for _, b := range []struct {
-		builder
-		name   string
-		resync time.Duration
-	}{
-		{controllers.NewClustersServiceRegistration(inf, cfg.Store, cfg.ClusterService, cfg.Region), controllers.ClustersServiceRegistrationControllerName, cfg.ResyncPeriod},
-		{controllers.NewLifecycle(inf, cfg.Store), controllers.LifecycleControllerName, cfg.ResyncPeriod},
-		{controllers.NewCapacityReadDesire(inf, cfg.Store), controllers.CapacityReadDesireControllerName, cfg.ResyncPeriod},
-		// The two periodic controllers time themselves (see their docs): a resync would
-		// only add passes.
-		{reporting, controllers.CapacityReportingControllerName, 0},
-		{controllers.NewScaleCeiling(inf, cfg.Store, cfg.AgentPools, cfg.VMSizes, cfg.ScaleCeilingInterval), controllers.ScaleCeilingControllerName, 0},
-	} {
-		c, err := b.Controller(controller.Options{Name: b.name, Workers: cfg.Workers, ResyncPeriod: b.resync, ReconcileTimeout: cfg.ReconcileTimeout, Metrics: metrics, Logger: cfg.Logger})
-		if err != nil {
-			return process.App{}, fmt.Errorf("building %s: %w", b.name, err)
-		}
-		running = append(running, c)
 	}
 	a := controller.NewApp(factory, running)
 	// Synced once is not enough: a hung or failing change feed freezes the caches.
 	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
 	return a, nil
+}
+
+// settings are the controllers' settings from the fleet's flags: one worker count and
+// reconcile timeout for all, the resync period for the controllers that resync, and
+// the polling intervals of the two that time themselves.
+func settings(cfg Config) map[string]controller.Settings {
+	out := map[string]controller.Settings{}
+	for _, def := range controllers.Definitions() {
+		s := def.Defaults
+		s.Workers, s.ReconcileTimeout = cfg.Workers, cfg.ReconcileTimeout
+		switch def.Name {
+		case controllers.CapacityReportingControllerName:
+			s.RequeueAfter = cfg.CapacityPollInterval
+		case controllers.ScaleCeilingControllerName:
+			s.RequeueAfter = cfg.ScaleCeilingInterval
+		default:
+			s.ResyncPeriod = cfg.ResyncPeriod
+		}
+		out[def.Name] = s
+	}
+	return out
 }

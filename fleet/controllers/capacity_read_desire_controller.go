@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -14,38 +15,45 @@ import (
 // CapacityReadDesireControllerName names the controller in logs and metrics.
 const CapacityReadDesireControllerName = "CapacityReadDesireController"
 
-// CapacityReadDesire makes sure each management cluster's kube-applier container holds the
-// ReadDesire ".../readdesires/capacity", which asks kube-applier to mirror the MC's
-// CapacityReport CR into Cosmos. kube-applier owns the ReadDesire's status; this
-// controller writes only its spec.
+// capacityReadDesireDefinition: CapacityReadDesire makes sure each management cluster's
+// kube-applier container holds the ReadDesire ".../readdesires/capacity", which asks
+// kube-applier to mirror the MC's CapacityReport CR into Cosmos. kube-applier owns the
+// ReadDesire's status; this controller writes only its spec.
 //
 // No informer watches kube-applier containers, so the ReadDesire is point-read on every
 // pass (MC events and the resync).
-type CapacityReadDesire struct {
-	informers Informers
-	store     database.Store
+func capacityReadDesireDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:     CapacityReadDesireControllerName,
+		Defaults: defaults(),
+		Triggers: func(e Env) []controller.Trigger {
+			return []controller.Trigger{{Informer: e.Caches.ManagementClusters(), KeyFor: keyForManagementCluster}}
+		},
+		New: func(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+			d := &capacityReadDesire{
+				managementClusters: e.Caches.ManagementClusters().Lister(),
+				kubeApplier:        kubeApplier{store: e.Store},
+				conflictRequeue:    orDefault(s.RequeueAfter, DefaultConflictRequeue),
+			}
+			return d.Reconcile, nil
+		},
+	}
 }
 
-// NewCapacityReadDesire returns the controller's reconciler.
-func NewCapacityReadDesire(inf Informers, store database.Store) *CapacityReadDesire {
-	return &CapacityReadDesire{informers: inf, store: store}
-}
-
-// Controller wires the reconciler to the MC cache.
-func (d *CapacityReadDesire) Controller(opts controller.Options) (*controller.Controller, error) {
-	return newController(opts, d.Reconcile,
-		trigger{d.informers.ManagementClusters, keyForManagementCluster},
-	)
+type capacityReadDesire struct {
+	managementClusters managementClusterLister
+	kubeApplier        kubeApplier
+	conflictRequeue    time.Duration
 }
 
 // Reconcile ensures one management cluster's capacity ReadDesire.
-func (d *CapacityReadDesire) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+func (d *capacityReadDesire) Reconcile(ctx context.Context, key string) (controller.Result, error) {
 	logger := controller.LoggerFrom(ctx)
-	mc, mcID, err := d.informers.managementCluster(key)
+	mc, mcID, err := managementClusterOf(d.managementClusters, key)
 	if mc == nil || err != nil {
 		return controller.Result{}, err
 	}
-	c, err := kubeApplierContainer(d.store, mc)
+	c, err := d.kubeApplier.container(mc)
 	if err != nil {
 		// The MC's next update (register sets the name) brings it back.
 		logger.Info("cannot ensure the capacity ReadDesire yet", "reason", err.Error())
@@ -80,7 +88,7 @@ func (d *CapacityReadDesire) Reconcile(ctx context.Context, key string) (control
 	switch outcome {
 	case docwrite.Conflicted:
 		logger.Info("capacity ReadDesire changed while being fixed; retrying", "readDesire", id.String())
-		return controller.Result{RequeueAfter: DefaultConflictRequeue}, nil
+		return controller.Result{RequeueAfter: d.conflictRequeue}, nil
 	case docwrite.Written:
 		logger.Info("capacity ReadDesire spec restored", "readDesire", id.String())
 	}

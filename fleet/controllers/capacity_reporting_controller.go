@@ -32,9 +32,10 @@ const (
 	RefusedFutureReport = "future_timestamp"
 )
 
-// CapacityReporting mirrors each management cluster's capacity report into its scheduling
-// document, and in the same write drops the reservations (pendingAssignedClusters) of the
-// clusters the report now shows, ready or not: from then on the report counts them.
+// capacityReportingDefinition: CapacityReporting mirrors each management cluster's
+// capacity report into its scheduling document, and in the same write drops the
+// reservations (pendingAssignedClusters) of the clusters the report now shows, ready or
+// not: from then on the report counts them.
 //
 // The report is point-read on a timer rather than watched: one informer per kube-applier
 // container would cost a change-feed pump per management cluster for a document that
@@ -48,59 +49,66 @@ const (
 // maximum capacity age and CapacityReportStale fires. A report whose usage lacks a
 // resource is mirrored as it is: which resources count is placement's configuration, and
 // the engine makes such an MC StaleCapacityData itself.
-type CapacityReporting struct {
-	informers Informers
-	store     database.Store
-	fleet     database.Container
-	interval  time.Duration
-	now       func() time.Time
-	refused   *prometheus.CounterVec
+//
+// Its RequeueAfter is the polling period.
+func capacityReportingDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:     CapacityReportingControllerName,
+		Defaults: periodicDefaults(DefaultCapacityPollInterval),
+		Triggers: func(e Env) []controller.Trigger {
+			return []controller.Trigger{
+				{Informer: e.Caches.ManagementClusters(), KeyFor: keyForManagementCluster},
+				{Informer: e.Caches.ManagementClusterSchedulings(), KeyFor: keyForManagementCluster},
+			}
+		},
+		New: newCapacityReporting,
+	}
 }
 
-// NewCapacityReporting returns the controller's reconciler; interval is the polling
-// period (DefaultCapacityPollInterval when zero).
-func NewCapacityReporting(inf Informers, store database.Store, interval time.Duration) *CapacityReporting {
-	if interval <= 0 {
-		interval = DefaultCapacityPollInterval
-	}
+type capacityReporting struct {
+	managementClusters managementClusterLister
+	schedulings        schedulingLister
+	fleet              database.Container
+	kubeApplier        kubeApplier
+	interval           time.Duration
+	now                func() time.Time
+	refused            *prometheus.CounterVec
+}
+
+func newCapacityReporting(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: CapacityReportsRefusedName,
 		Help: "Capacity reports the fleet did not mirror into the scheduling document, by reason (future_timestamp: lastReportedAt further ahead than the clock-skew allowance). Counted once per poll of the management cluster.",
 	}, []string{"reason"})
 	// Exported at zero from the start, so that increase() sees the first refusal.
 	refused.WithLabelValues(RefusedFutureReport)
-	return &CapacityReporting{
-		informers: inf, store: store, fleet: store.Container(api.FleetContainer),
-		interval: interval, now: time.Now, refused: refused,
+	if e.Registerer != nil {
+		if err := e.Registerer.Register(refused); err != nil {
+			return nil, fmt.Errorf("registering %s: %w", CapacityReportsRefusedName, err)
+		}
 	}
-}
-
-// Register adds the controller's metrics to reg.
-func (r *CapacityReporting) Register(reg prometheus.Registerer) error {
-	if err := reg.Register(r.refused); err != nil {
-		return fmt.Errorf("registering %s: %w", CapacityReportsRefusedName, err)
+	r := &capacityReporting{
+		managementClusters: e.Caches.ManagementClusters().Lister(),
+		schedulings:        e.Caches.ManagementClusterSchedulings().Lister(),
+		fleet:              e.Store.Container(api.FleetContainer),
+		kubeApplier:        kubeApplier{store: e.Store},
+		interval:           orDefault(s.RequeueAfter, DefaultCapacityPollInterval),
+		now:                e.now(),
+		refused:            refused,
 	}
-	return nil
-}
-
-// Controller wires the reconciler to the MC and scheduling caches.
-func (r *CapacityReporting) Controller(opts controller.Options) (*controller.Controller, error) {
-	return newController(opts, r.Reconcile,
-		trigger{r.informers.ManagementClusters, keyForManagementCluster},
-		trigger{r.informers.Schedulings, keyForManagementCluster},
-	)
+	return r.Reconcile, nil
 }
 
 // Reconcile mirrors one management cluster's report and schedules the next poll.
-func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+func (r *capacityReporting) Reconcile(ctx context.Context, key string) (controller.Result, error) {
 	logger := controller.LoggerFrom(ctx)
-	mc, mcID, err := r.informers.managementCluster(key)
+	mc, mcID, err := managementClusterOf(r.managementClusters, key)
 	if mc == nil || err != nil {
 		// A gone MC is polled no more: its pending timer, if any, fires once into here.
 		return controller.Result{}, err
 	}
 
-	report, err := readCapacityReport(ctx, r.store, mc, mcID)
+	report, err := r.kubeApplier.readCapacityReport(ctx, mc, mcID)
 	if notObservedYet(err) {
 		logger.Debug("capacity report not observed yet", "reason", err.Error())
 		return controller.Result{RequeueAfter: r.interval}, nil
@@ -109,7 +117,7 @@ func (r *CapacityReporting) Reconcile(ctx context.Context, key string) (controll
 		return controller.Result{}, err
 	}
 
-	cached, err := r.informers.Schedulings.Lister().Get(api.SchedulingResourceID(mcID).String())
+	cached, err := r.schedulings.Get(api.SchedulingResourceID(mcID).String())
 	if errors.Is(err, database.ErrNotFound) {
 		// Its creation comes back through the scheduling cache.
 		if err := createScheduling(ctx, r.fleet, mcID); err != nil {

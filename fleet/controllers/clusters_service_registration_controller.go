@@ -14,6 +14,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // ClustersServiceRegistrationControllerName names the controller in logs and metrics.
@@ -29,49 +30,60 @@ const (
 // once the stamp is approved.
 var errStampNotApproved = errors.New("parent stamp is not approved")
 
-// ClustersServiceRegistration makes each management cluster a Cluster Service provision
-// shard, so that the backend can pin clusters to it, and keeps the shard's status in line
-// with the MC's scheduling policy.
+// clustersServiceRegistrationDefinition: ClustersServiceRegistration makes each
+// management cluster a Cluster Service provision shard, so that the backend can pin
+// clusters to it, and keeps the shard's status in line with the MC's scheduling policy.
 //
 // The shard's state lives in CS, so every pass reads CS: a GET of the recorded shard, or a
 // search by AKS cluster and Maestro consumer when none is recorded yet. A crash after the
 // shard was created but before its ID was recorded is repaired by that search.
-type ClustersServiceRegistration struct {
-	informers Informers
-	fleet     database.Container
-	shards    clusterservice.ProvisionShards
-	region    string
-	now       func() time.Time
-}
-
-// NewClustersServiceRegistration returns the controller's reconciler. region is the CS
-// region new shards are created in.
-func NewClustersServiceRegistration(inf Informers, store database.Store, shards clusterservice.ProvisionShards, region string) *ClustersServiceRegistration {
-	return &ClustersServiceRegistration{
-		informers: inf,
-		fleet:     store.Container(api.FleetContainer),
-		shards:    shards,
-		region:    region,
-		now:       time.Now,
+func clustersServiceRegistrationDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:     ClustersServiceRegistrationControllerName,
+		Defaults: defaults(),
+		Triggers: func(e Env) []controller.Trigger {
+			return []controller.Trigger{
+				{Informer: e.Caches.ManagementClusters(), KeyFor: keyForManagementCluster},
+				{Informer: e.Caches.Stamps(), KeyFor: keyForStampsManagementCluster},
+			}
+		},
+		New: func(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+			if e.ClusterService == nil {
+				return nil, errors.New("no Cluster Service client")
+			}
+			r := &clustersServiceRegistration{
+				managementClusters: e.Caches.ManagementClusters().Lister(),
+				stamps:             e.Caches.Stamps().Lister(),
+				fleet:              e.Store.Container(api.FleetContainer),
+				shards:             e.ClusterService,
+				region:             e.Region,
+				conflictRequeue:    orDefault(s.RequeueAfter, DefaultConflictRequeue),
+				now:                e.now(),
+			}
+			return r.Reconcile, nil
+		},
 	}
 }
 
-// Controller wires the reconciler to the MC and stamp caches.
-func (r *ClustersServiceRegistration) Controller(opts controller.Options) (*controller.Controller, error) {
-	return newController(opts, r.Reconcile,
-		trigger{r.informers.ManagementClusters, keyForManagementCluster},
-		trigger{r.informers.Stamps, keyForStampsManagementCluster},
-	)
+type clustersServiceRegistration struct {
+	managementClusters managementClusterLister
+	stamps             *informers.Lister[api.StampProperties]
+	fleet              database.Container
+	shards             clusterservice.ProvisionShards
+	// region is the CS region new shards are created in.
+	region          string
+	conflictRequeue time.Duration
+	now             func() time.Time
 }
 
 // Reconcile registers one management cluster.
-func (r *ClustersServiceRegistration) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+func (r *clustersServiceRegistration) Reconcile(ctx context.Context, key string) (controller.Result, error) {
 	logger := controller.LoggerFrom(ctx)
-	cached, mcID, err := r.informers.managementCluster(key)
+	cached, mcID, err := managementClusterOf(r.managementClusters, key)
 	if cached == nil || err != nil {
 		return controller.Result{}, err
 	}
-	stamp, err := r.informers.Stamps.Lister().Get(mcID.Parent().String())
+	stamp, err := r.stamps.Get(mcID.Parent().String())
 	if errors.Is(err, database.ErrNotFound) {
 		logger.Info("stamp of the management cluster is not in the cache; waiting for it", "stamp", mcID.Parent().String())
 		return controller.Result{}, nil
@@ -103,7 +115,7 @@ func (r *ClustersServiceRegistration) Reconcile(ctx context.Context, key string)
 	}
 	if outcome == docwrite.Conflicted {
 		logger.Info("management cluster changed since it was cached; looking again")
-		return controller.Result{RequeueAfter: DefaultConflictRequeue}, nil
+		return controller.Result{RequeueAfter: r.conflictRequeue}, nil
 	}
 	switch {
 	case errors.Is(syncErr, errStampNotApproved):
@@ -120,7 +132,7 @@ func (r *ClustersServiceRegistration) Reconcile(ctx context.Context, key string)
 
 // register creates or adopts the MC's provision shard, sets its status from the
 // scheduling policy and returns the shard's path.
-func (r *ClustersServiceRegistration) register(ctx context.Context, mc *api.ManagementCluster) (string, error) {
+func (r *clustersServiceRegistration) register(ctx context.Context, mc *api.ManagementCluster) (string, error) {
 	status := mc.Properties.Status
 	identity := clusterservice.ShardIdentity{AKSResourceID: status.AKSResourceID, ConsumerName: status.MaestroConsumerName}
 	if identity.AKSResourceID == "" {
@@ -169,7 +181,7 @@ func (r *ClustersServiceRegistration) register(ctx context.Context, mc *api.Mana
 // findShard returns the recorded shard, or the one CS has for the identity, or nil when
 // there is none. A recorded shard that is gone or belongs to another cluster needs a
 // human: CS shards are not deleted or re-pointed in normal operation.
-func (r *ClustersServiceRegistration) findShard(ctx context.Context, recorded string, identity clusterservice.ShardIdentity) (*arohcp.ProvisionShard, error) {
+func (r *clustersServiceRegistration) findShard(ctx context.Context, recorded string, identity clusterservice.ShardIdentity) (*arohcp.ProvisionShard, error) {
 	if recorded != "" {
 		id, err := clusterservice.ParseShardHREF(recorded)
 		if err != nil {
@@ -204,7 +216,7 @@ func (r *ClustersServiceRegistration) findShard(ctx context.Context, recorded st
 	}
 }
 
-func (r *ClustersServiceRegistration) createShard(ctx context.Context, status *api.ManagementClusterStatus) (*arohcp.ProvisionShard, error) {
+func (r *clustersServiceRegistration) createShard(ctx context.Context, status *api.ManagementClusterStatus) (*arohcp.ProvisionShard, error) {
 	required := []struct{ field, value string }{
 		{"status.publicDNSZoneResourceID", status.PublicDNSZoneResourceID},
 		{"status.hostedClustersSecretsKeyVaultURL", status.HostedClustersSecretsKeyVaultURL},

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
-	"github.com/hcpsched/hcpsched/fleet/capacity"
 	"github.com/hcpsched/hcpsched/fleet/register"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
@@ -45,29 +44,32 @@ func TestControllersTogether(t *testing.T) {
 	require.NoError(t, err)
 	metrics, err := controller.NewMetrics(prometheus.NewRegistry())
 	require.NoError(t, err)
+	env := e.fleetEnv()
+	env.AgentPools, env.Now = pools, nil
+	cfg := map[string]controller.Settings{}
+	for _, def := range Definitions() {
+		s := def.Defaults
+		s.ResyncPeriod = time.Hour
+		switch def.Name {
+		case CapacityReportingControllerName:
+			s.RequeueAfter = 20 * time.Millisecond
+		case ScaleCeilingControllerName:
+			s.RequeueAfter = time.Hour
+		}
+		cfg[def.Name] = s
+	}
+	ctrls, err := controller.Build(env, controller.Runtime{Metrics: metrics, Logger: slog.New(slog.DiscardHandler)}, Definitions(), cfg)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	for _, b := range []struct {
-		name string
-		c    interface {
-			Controller(controller.Options) (*controller.Controller, error)
-		}
-	}{
-		{ClustersServiceRegistrationControllerName, NewClustersServiceRegistration(e.inf, e.store, e.csAPI, testRegion)},
-		{LifecycleControllerName, NewLifecycle(e.inf, e.store)},
-		{CapacityReadDesireControllerName, NewCapacityReadDesire(e.inf, e.store)},
-		{CapacityReportingControllerName, NewCapacityReporting(e.inf, e.store, 20*time.Millisecond)},
-		{ScaleCeilingControllerName, NewScaleCeiling(e.inf, e.store, pools, capacity.DefaultVMSizes, time.Hour)},
-	} {
-		c, err := b.c.Controller(controller.Options{Name: b.name, Metrics: metrics, Logger: slog.New(slog.DiscardHandler), ResyncPeriod: time.Hour})
-		require.NoError(t, err)
+	for _, c := range ctrls {
 		wg.Go(func() { _ = c.Run(ctx) })
 	}
 
 	// Registration, then Ready.
 	require.Eventually(t, func() bool {
-		mc, err := e.inf.ManagementClusters.Lister().Get(mc1.Key())
+		mc, err := e.caches.ManagementClusters().Lister().Get(mc1.Key())
 		return err == nil && mc.Properties.Status.ClusterServiceProvisionShardID != "" &&
 			api.IsConditionTrue(mc.Properties.Status.Conditions, api.ManagementClusterConditionReady)
 	}, 10*time.Second, 10*time.Millisecond)
@@ -79,7 +81,7 @@ func TestControllersTogether(t *testing.T) {
 	pk := api.KubeApplierPartitionKey(mc1)
 	require.Eventually(t, func() bool { return e.exists(kubeApplierOfStamp1, pk, capacityReadDesireOf1) }, 10*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool {
-		d, err := e.inf.Schedulings.Lister().Get(schedulingOf1.String())
+		d, err := e.caches.ManagementClusterSchedulings().Lister().Get(schedulingOf1.String())
 		return err == nil && d.Properties.Status.ScaleCeiling != nil && d.Properties.Status.ScaleCeiling.Capacity[api.SwiftNIC] == "" &&
 			d.Properties.Status.ScaleCeiling.Capacity["cpu"] == "160"
 	}, 10*time.Second, 10*time.Millisecond, "no NIC count is known without a report or a tag")
@@ -94,10 +96,10 @@ func TestControllersTogether(t *testing.T) {
 	e.replaceStored(kubeApplierOfStamp1, capacityReadDesireOf1, edit{"properties.status.kubeContent", kubeContent})
 
 	require.Eventually(t, func() bool {
-		d, err := e.inf.Schedulings.Lister().Get(schedulingOf1.String())
+		d, err := e.caches.ManagementClusterSchedulings().Lister().Get(schedulingOf1.String())
 		return err == nil && len(d.Properties.Status.NotReadyResourceIDs) == 1 && len(d.Properties.Status.PendingAssignedClusters) == 0
 	}, 10*time.Second, 10*time.Millisecond)
-	d, err := e.inf.Schedulings.Lister().Get(schedulingOf1.String())
+	d, err := e.caches.ManagementClusterSchedulings().Lister().Get(schedulingOf1.String())
 	require.NoError(t, err)
 	assert.Equal(t, api.ResourceList{api.SwiftNIC: "128", "cpu": "126560m", "memory": "602245408Ki"}, d.Properties.Status.ObservedResources.Capacity)
 	assert.True(t, api.IsConditionTrue(d.Properties.Status.Conditions, api.SchedulingConditionCapacityDataCurrent))

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcpsched/hcpsched/fleet/capacity"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
@@ -75,13 +76,13 @@ func kubeApplierDoc(fixture string, edits ...edit) seed {
 // env is a memory store with the fleet's informers over it, and a fake Cluster Service
 // behind a real HTTP listener.
 type env struct {
-	t     *testing.T
-	mem   *memory.Store
-	store *hookStore
-	inf   Informers
-	cs    *fakeclusterservice.Server
-	csAPI *clusterservice.Client
-	ctx   context.Context
+	t      *testing.T
+	mem    *memory.Store
+	store  *hookStore
+	caches informers.Caches
+	cs     *fakeclusterservice.Server
+	csAPI  *clusterservice.Client
+	ctx    context.Context
 }
 
 func newEnv(t *testing.T, seeds ...seed) *env {
@@ -93,12 +94,15 @@ func newEnv(t *testing.T, seeds ...seed) *env {
 	}
 	factory, err := informers.NewFactory(e.store, informers.Options{PollInterval: 5 * time.Millisecond, Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	e.inf = NewInformers(factory)
+	e.caches = informers.NewCaches(factory)
+	e.caches.ManagementClusters()
+	e.caches.ManagementClusterSchedulings()
+	e.caches.Stamps()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	factory.Start(ctx)
 	require.True(t, factory.WaitForCacheSync(t.Context()))
-	informertest.DetectMutations(t, e.inf.ManagementClusters.SharedIndexInformer, e.inf.Schedulings.SharedIndexInformer, e.inf.Stamps.SharedIndexInformer)
+	informertest.DetectMutations(t, e.caches.Registered()...)
 
 	e.cs = fakeclusterservice.New(fakeclusterservice.WithSeed(1))
 	srv := httptest.NewServer(e.cs)
@@ -107,6 +111,23 @@ func newEnv(t *testing.T, seeds ...seed) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.csAPI.Close() })
 	return e
+}
+
+// fleetEnv is the controllers' environment over the test's store and caches, with the
+// clock at testNow.
+func (e *env) fleetEnv() Env {
+	return Env{
+		Store: e.store, Caches: e.caches, ClusterService: e.csAPI, VMSizes: capacity.DefaultVMSizes,
+		Region: testRegion, Now: func() time.Time { return testNow },
+	}
+}
+
+// reconciler builds def's reconcile on env.
+func (e *env) reconciler(def controller.Definition[Env], env Env) controller.ReconcileFunc {
+	e.t.Helper()
+	r, err := def.New(env, def.Defaults)
+	require.NoError(e.t, err)
+	return r
 }
 
 // put stores a seed document directly, bypassing every hook.
@@ -178,11 +199,11 @@ func (e *env) synced() {
 				var etag string
 				switch rtype {
 				case api.ManagementClusterResourceType:
-					etag = cachedETag(e.inf.ManagementClusters, rid)
+					etag = cachedETag(e.caches.ManagementClusters(), rid)
 				case api.ManagementClusterSchedulingResourceType:
-					etag = cachedETag(e.inf.Schedulings, rid)
+					etag = cachedETag(e.caches.ManagementClusterSchedulings(), rid)
 				default:
-					etag = cachedETag(e.inf.Stamps, rid)
+					etag = cachedETag(e.caches.Stamps(), rid)
 				}
 				if etag != item.ETag {
 					return false

@@ -12,19 +12,23 @@ import (
 // errNoKubeApplierContainer: the MC does not name its kube-applier container yet.
 var errNoKubeApplierContainer = errors.New("management cluster has no status.kubeApplierCosmosContainerName")
 
-// kubeApplierContainer is the MC's kube-applier container, which holds its ReadDesires.
-func kubeApplierContainer(store database.Store, mc *api.ManagementCluster) (database.Container, error) {
+// kubeApplier opens the management clusters' kube-applier containers. No informer
+// watches them: a controller point-reads what it needs there.
+type kubeApplier struct{ store database.Store }
+
+// container is the MC's kube-applier container, which holds its ReadDesires.
+func (k kubeApplier) container(mc *api.ManagementCluster) (database.Container, error) {
 	if mc.Properties.Status == nil || mc.Properties.Status.KubeApplierCosmosContainerName == "" {
 		return nil, errNoKubeApplierContainer
 	}
-	return store.Container(mc.Properties.Status.KubeApplierCosmosContainerName), nil
+	return k.store.Container(mc.Properties.Status.KubeApplierCosmosContainerName), nil
 }
 
 // readCapacityReport point-reads the MC's capacity ReadDesire and decodes its mirrored
 // CapacityReport. A missing ReadDesire is database.ErrNotFound and one without
 // kubeContent is api.ErrNoCapacityReport: both mean "not observed yet".
-func readCapacityReport(ctx context.Context, store database.Store, mc *api.ManagementCluster, mcID *api.ResourceID) (*api.CapacityReport, error) {
-	c, err := kubeApplierContainer(store, mc)
+func (k kubeApplier) readCapacityReport(ctx context.Context, mc *api.ManagementCluster, mcID *api.ResourceID) (*api.CapacityReport, error) {
+	c, err := k.container(mc)
 	if err != nil {
 		return nil, err
 	}

@@ -15,31 +15,40 @@ import (
 // LifecycleControllerName names the controller in logs and metrics.
 const LifecycleControllerName = "LifecycleController"
 
-// Lifecycle keeps a management cluster's Ready condition: True exactly when every
-// registration condition on the document is True, ClustersServiceRegistered being
-// required. Registrations by other components (ARO-HCP's MaestroRegistered) count when
-// present, so hcpsched and ARO-HCP agree on Ready when both run.
-type Lifecycle struct {
-	informers Informers
-	fleet     database.Container
-	now       func() time.Time
+// lifecycleDefinition: Lifecycle keeps a management cluster's Ready condition: True
+// exactly when every registration condition on the document is True,
+// ClustersServiceRegistered being required. Registrations by other components (ARO-HCP's
+// MaestroRegistered) count when present, so hcpsched and ARO-HCP agree on Ready when
+// both run.
+func lifecycleDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:     LifecycleControllerName,
+		Defaults: defaults(),
+		Triggers: func(e Env) []controller.Trigger {
+			return []controller.Trigger{{Informer: e.Caches.ManagementClusters(), KeyFor: keyForManagementCluster}}
+		},
+		New: func(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+			l := &lifecycle{
+				managementClusters: e.Caches.ManagementClusters().Lister(),
+				fleet:              e.Store.Container(api.FleetContainer),
+				conflictRequeue:    orDefault(s.RequeueAfter, DefaultConflictRequeue),
+				now:                e.now(),
+			}
+			return l.Reconcile, nil
+		},
+	}
 }
 
-// NewLifecycle returns the controller's reconciler.
-func NewLifecycle(inf Informers, store database.Store) *Lifecycle {
-	return &Lifecycle{informers: inf, fleet: store.Container(api.FleetContainer), now: time.Now}
-}
-
-// Controller wires the reconciler to the MC cache.
-func (l *Lifecycle) Controller(opts controller.Options) (*controller.Controller, error) {
-	return newController(opts, l.Reconcile,
-		trigger{l.informers.ManagementClusters, keyForManagementCluster},
-	)
+type lifecycle struct {
+	managementClusters managementClusterLister
+	fleet              database.Container
+	conflictRequeue    time.Duration
+	now                func() time.Time
 }
 
 // Reconcile aggregates one management cluster's registrations into Ready.
-func (l *Lifecycle) Reconcile(ctx context.Context, key string) (controller.Result, error) {
-	cached, _, err := l.informers.managementCluster(key)
+func (l *lifecycle) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	cached, _, err := managementClusterOf(l.managementClusters, key)
 	if cached == nil || err != nil {
 		return controller.Result{}, err
 	}
@@ -65,7 +74,7 @@ func (l *Lifecycle) Reconcile(ctx context.Context, key string) (controller.Resul
 	switch outcome {
 	case docwrite.Conflicted:
 		logger.Info("management cluster changed since it was cached; looking again")
-		return controller.Result{RequeueAfter: DefaultConflictRequeue}, nil
+		return controller.Result{RequeueAfter: l.conflictRequeue}, nil
 	case docwrite.Written:
 		logger.Info("Ready condition set", "status", want.Status, "reason", want.Reason)
 	}
@@ -73,7 +82,7 @@ func (l *Lifecycle) Reconcile(ctx context.Context, key string) (controller.Resul
 }
 
 // needsWork: the MC's Ready condition says something else than it should.
-func (l *Lifecycle) needsWork(mc *api.ManagementCluster, want api.Condition) bool {
+func (l *lifecycle) needsWork(mc *api.ManagementCluster, want api.Condition) bool {
 	var conditions []api.Condition
 	if mc.Properties.Status != nil {
 		conditions = mc.Properties.Status.Conditions

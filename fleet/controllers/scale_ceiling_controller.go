@@ -18,47 +18,59 @@ import (
 // ScaleCeilingControllerName names the controller in logs and metrics.
 const ScaleCeilingControllerName = "ScaleCeilingController"
 
-// ScaleCeiling computes what each management cluster could hold with every worker pool
-// scaled to its maximum, from the MC's AKS agent pools, and writes it with a
-// lastReportedAt heartbeat into the scheduling document.
+// scaleCeilingDefinition: ScaleCeiling computes what each management cluster could hold
+// with every worker pool scaled to its maximum, from the MC's AKS agent pools, and writes
+// it with a lastReportedAt heartbeat into the scheduling document.
 //
 // Listing agent pools is an ARM call, so the cached scheduling document gates the work: a
 // pass only recomputes once the ceiling's lastReportedAt is an interval old. Events in
 // between (every capacity mirror writes the scheduling document) cost nothing.
-type ScaleCeiling struct {
-	informers Informers
-	store     database.Store
-	fleet     database.Container
-	pools     agentpools.Source
-	sizes     capacity.VMSizes
-	interval  time.Duration
-	now       func() time.Time
+//
+// Its RequeueAfter is the recompute period.
+func scaleCeilingDefinition() controller.Definition[Env] {
+	return controller.Definition[Env]{
+		Name:     ScaleCeilingControllerName,
+		Defaults: periodicDefaults(DefaultScaleCeilingInterval),
+		Triggers: func(e Env) []controller.Trigger {
+			return []controller.Trigger{
+				{Informer: e.Caches.ManagementClusters(), KeyFor: keyForManagementCluster},
+				{Informer: e.Caches.ManagementClusterSchedulings(), KeyFor: keyForManagementCluster},
+			}
+		},
+		New: func(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+			if e.AgentPools == nil {
+				return nil, errors.New("no agent pool source")
+			}
+			c := &scaleCeiling{
+				managementClusters: e.Caches.ManagementClusters().Lister(),
+				schedulings:        e.Caches.ManagementClusterSchedulings().Lister(),
+				fleet:              e.Store.Container(api.FleetContainer),
+				kubeApplier:        kubeApplier{store: e.Store},
+				pools:              e.AgentPools,
+				sizes:              e.VMSizes,
+				interval:           orDefault(s.RequeueAfter, DefaultScaleCeilingInterval),
+				now:                e.now(),
+			}
+			return c.Reconcile, nil
+		},
+	}
 }
 
-// NewScaleCeiling returns the controller's reconciler; interval is the recompute period
-// (DefaultScaleCeilingInterval when zero).
-func NewScaleCeiling(inf Informers, store database.Store, pools agentpools.Source, sizes capacity.VMSizes, interval time.Duration) *ScaleCeiling {
-	if interval <= 0 {
-		interval = DefaultScaleCeilingInterval
-	}
-	return &ScaleCeiling{
-		informers: inf, store: store, fleet: store.Container(api.FleetContainer),
-		pools: pools, sizes: sizes, interval: interval, now: time.Now,
-	}
-}
-
-// Controller wires the reconciler to the MC and scheduling caches.
-func (s *ScaleCeiling) Controller(opts controller.Options) (*controller.Controller, error) {
-	return newController(opts, s.Reconcile,
-		trigger{s.informers.ManagementClusters, keyForManagementCluster},
-		trigger{s.informers.Schedulings, keyForManagementCluster},
-	)
+type scaleCeiling struct {
+	managementClusters managementClusterLister
+	schedulings        schedulingLister
+	fleet              database.Container
+	kubeApplier        kubeApplier
+	pools              agentpools.Source
+	sizes              capacity.VMSizes
+	interval           time.Duration
+	now                func() time.Time
 }
 
 // Reconcile recomputes one management cluster's ceiling when it is due.
-func (s *ScaleCeiling) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+func (s *scaleCeiling) Reconcile(ctx context.Context, key string) (controller.Result, error) {
 	logger := controller.LoggerFrom(ctx)
-	mc, mcID, err := s.informers.managementCluster(key)
+	mc, mcID, err := managementClusterOf(s.managementClusters, key)
 	if mc == nil || err != nil {
 		// A gone MC is polled no more: its pending timer, if any, fires once into here.
 		return controller.Result{}, err
@@ -68,7 +80,7 @@ func (s *ScaleCeiling) Reconcile(ctx context.Context, key string) (controller.Re
 		logger.Info("management cluster has no status.aksResourceID yet")
 		return controller.Result{}, nil
 	}
-	cached, err := s.informers.Schedulings.Lister().Get(api.SchedulingResourceID(mcID).String())
+	cached, err := s.schedulings.Get(api.SchedulingResourceID(mcID).String())
 	if errors.Is(err, database.ErrNotFound) {
 		// Its creation comes back through the scheduling cache.
 		return controller.Result{}, createScheduling(ctx, s.fleet, mcID)
@@ -101,7 +113,7 @@ func (s *ScaleCeiling) Reconcile(ctx context.Context, key string) (controller.Re
 }
 
 // untilDue is how long the cached ceiling stays current; zero when it must be recomputed.
-func (s *ScaleCeiling) untilDue(doc *api.ManagementClusterScheduling, now time.Time) time.Duration {
+func (s *scaleCeiling) untilDue(doc *api.ManagementClusterScheduling, now time.Time) time.Duration {
 	status := doc.Properties.Status
 	if status == nil || status.ScaleCeiling == nil || status.ScaleCeiling.LastReportedAt.IsZero() ||
 		api.FindCondition(status.Conditions, api.SchedulingConditionScalingDataCurrent) == nil {
@@ -112,7 +124,7 @@ func (s *ScaleCeiling) untilDue(doc *api.ManagementClusterScheduling, now time.T
 
 // compute sets scaleCeiling and ScalingDataCurrent on doc. When the agent pools cannot be
 // listed it records that and keeps the previous ceiling, and returns the error to retry.
-func (s *ScaleCeiling) compute(ctx context.Context, doc *api.ManagementClusterScheduling, mc *api.ManagementCluster, mcID *api.ResourceID, now time.Time) error {
+func (s *scaleCeiling) compute(ctx context.Context, doc *api.ManagementClusterScheduling, mc *api.ManagementCluster, mcID *api.ResourceID, now time.Time) error {
 	if doc.Properties.Status == nil {
 		doc.Properties.Status = &api.SchedulingStatus{}
 	}
@@ -129,7 +141,7 @@ func (s *ScaleCeiling) compute(ctx context.Context, doc *api.ManagementClusterSc
 		api.SetCondition(&status.Conditions, condition, now)
 		return fmt.Errorf("scale ceiling of %s: %w", mcID, err)
 	}
-	report, err := readCapacityReport(ctx, s.store, mc, mcID)
+	report, err := s.kubeApplier.readCapacityReport(ctx, mc, mcID)
 	switch {
 	case notObservedYet(err):
 		report = nil // the VM size table stands in until the report exists

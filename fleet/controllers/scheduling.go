@@ -6,7 +6,11 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/informers"
 )
+
+// schedulingLister reads the scheduling-document cache.
+type schedulingLister = *informers.Lister[api.ManagementClusterSchedulingProperties]
 
 // createScheduling creates the MC's scheduling document, empty, when the cache has none.
 // Another writer may have created it since the cache was filled: a conflict is fine, the
