@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -70,7 +69,6 @@ type capacityReporting struct {
 	schedulings        schedulingLister
 	fleet              database.Container
 	kubeApplier        kubeApplier
-	interval           time.Duration
 	now                func() time.Time
 	refused            *prometheus.CounterVec
 }
@@ -92,41 +90,34 @@ func newCapacityReporting(e Env, s controller.Settings) (controller.ReconcileFun
 		schedulings:        e.Caches.ManagementClusterSchedulings().Lister(),
 		fleet:              e.Store.Container(api.FleetContainer),
 		kubeApplier:        kubeApplier{store: e.Store},
-		interval:           orDefault(s.RequeueAfter, DefaultCapacityPollInterval),
 		now:                e.now(),
 		refused:            refused,
 	}
-	return r.Reconcile, nil
+	return periodic(s, DefaultCapacityPollInterval).Reconcile(r.pass)
 }
 
-// Reconcile mirrors one management cluster's report and schedules the next poll.
-func (r *capacityReporting) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// pass mirrors one management cluster's report; the next poll follows on the timer.
+func (r *capacityReporting) pass(ctx context.Context, key string) (controller.Next, error) {
 	logger := controller.LoggerFrom(ctx)
 	mc, mcID, err := managementClusterOf(r.managementClusters, key)
 	if mc == nil || err != nil {
 		// A gone MC is polled no more: its pending timer, if any, fires once into here.
-		return controller.Result{}, err
+		return controller.Idle(), err
 	}
 
 	report, err := r.kubeApplier.readCapacityReport(ctx, mc, mcID)
 	if notObservedYet(err) {
 		logger.Debug("capacity report not observed yet", "reason", err.Error())
-		return controller.Result{RequeueAfter: r.interval}, nil
+		return controller.Again(), nil
 	}
 	if err != nil {
-		return controller.Result{}, err
+		return controller.Next{}, err
 	}
 
-	cached, err := r.schedulings.Get(api.SchedulingResourceID(mcID).String())
-	if errors.Is(err, database.ErrNotFound) {
-		// Its creation comes back through the scheduling cache.
-		if err := createScheduling(ctx, r.fleet, mcID); err != nil {
-			return controller.Result{}, err
-		}
-		return controller.Result{RequeueAfter: r.interval}, nil
-	}
-	if err != nil {
-		return controller.Result{}, err
+	cached, err := cachedScheduling(ctx, r.schedulings, r.fleet, mcID)
+	if cached == nil || err != nil {
+		// Created: the next poll mirrors into it.
+		return controller.Again(), err
 	}
 
 	now := r.now()
@@ -136,17 +127,17 @@ func (r *capacityReporting) Reconcile(ctx context.Context, key string) (controll
 		r.refused.WithLabelValues(RefusedFutureReport).Inc()
 		logger.Warn("capacity report not mirrored: its lastReportedAt is in the future, so the mirrored figures are left to go stale",
 			"lastReportedAt", reported, "now", now, "clockSkewAllowance", placement.ClockSkewAllowance)
-		return controller.Result{RequeueAfter: r.interval}, nil
+		return controller.Again(), nil
 	}
 
 	updated := cached.DeepCopy()
 	dropped, err := mirrorReport(updated, report, now, logger)
 	if err != nil {
-		return controller.Result{}, fmt.Errorf("mirroring the capacity report of %s: %w", mcID, err)
+		return controller.Next{}, fmt.Errorf("mirroring the capacity report of %s: %w", mcID, err)
 	}
 	outcome, err := docwrite.ReplaceIfChanged(ctx, r.fleet, cached, updated)
 	if err != nil {
-		return controller.Result{}, err
+		return controller.Next{}, err
 	}
 	switch outcome {
 	case docwrite.Conflicted:
@@ -157,7 +148,7 @@ func (r *capacityReporting) Reconcile(ctx context.Context, key string) (controll
 			logger.Info("reservations released: the clusters are now reported", "clusters", dropped)
 		}
 	}
-	return controller.Result{RequeueAfter: r.interval}, nil
+	return controller.Again(), nil
 }
 
 // mirrorReport writes the report into the scheduling document's fields this controller

@@ -190,7 +190,7 @@ func TestCapacityReportingMirrorsTheReport(t *testing.T) {
 			before := e.item(api.FleetContainer, schedulingOf1)
 			result, err := newTestCapacityReporting(e)(e.ctx, mc1.Key())
 			require.NoError(t, err)
-			assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, result, "the next poll is scheduled")
+			assertNextPoll(t, testPollInterval, result, "the next poll is scheduled")
 
 			replaces, creates := e.store.writes()
 			assert.Empty(t, creates)
@@ -248,7 +248,7 @@ func TestCapacityReportingWaitsForAReport(t *testing.T) {
 			e := newEnv(t, append(tc.seeds, fleetDoc(fixtureStamp1), fleetDoc(fixtureScheduling1))...)
 			result, err := newTestCapacityReporting(e)(e.ctx, mc1.Key())
 			require.NoError(t, err, "not observed yet is an expected wait")
-			assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, result)
+			assertNextPoll(t, testPollInterval, result)
 			replaces, creates := e.store.writes()
 			assert.Empty(t, replaces)
 			assert.Empty(t, creates)
@@ -308,12 +308,12 @@ func TestCapacityReportingKeepsOnePollPending(t *testing.T) {
 	r := newTestCapacityReporting(e)
 	first, err := r(e.ctx, mc1.Key())
 	require.NoError(t, err)
-	assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, first)
+	assertNextPoll(t, testPollInterval, first)
 	// A pass started by an event asks for the same interval; the controller framework
 	// keeps one pending requeue per key (internal/controller), so no second chain starts.
 	second, err := r(e.ctx, mc1.Key())
 	require.NoError(t, err)
-	assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, second)
+	assertNextPoll(t, testPollInterval, second)
 	// A management cluster that is gone is not polled.
 	third, err := r(e.ctx, mc3.Key())
 	require.NoError(t, err)
@@ -341,7 +341,7 @@ func TestCapacityReportingCountsAndLogsARefusedReport(t *testing.T) {
 
 	result, err := r(ctx, mc1.Key())
 	require.NoError(t, err, "a refused report is not an error: retrying sooner would not change it")
-	assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, result, "polled again at the usual interval")
+	assertNextPoll(t, testPollInterval, result, "polled again at the usual interval")
 	replaces, creates := e.store.writes()
 	assert.Empty(t, replaces)
 	assert.Empty(t, creates)

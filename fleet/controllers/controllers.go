@@ -76,6 +76,13 @@ func periodicDefaults(interval time.Duration) controller.Settings {
 	}
 }
 
+// periodic is the timer of a controller that polls every management cluster: its
+// RequeueAfter (def when unset), jittered so that MCs seen together at startup drift
+// apart.
+func periodic(s controller.Settings, def time.Duration) controller.Periodic {
+	return controller.Periodic{Interval: orDefault(s.RequeueAfter, def), Jitter: controller.DefaultPeriodicJitter}
+}
+
 // orDefault is d, or def when d is not positive.
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/fleet/capacity"
@@ -444,4 +445,12 @@ func (e *env) requireRetryWrites(reconcile controller.ReconcileFunc, key string,
 	_, err := reconcile(e.ctx, key)
 	require.NoError(e.t, err)
 	require.Equal(e.t, expectReplaced(e.t, before, edits...), storedTree(e.t, e.item(container, rid)))
+}
+
+// assertNextPoll checks that a periodic controller's pass comes back after its interval,
+// put off by no more than the jitter.
+func assertNextPoll(t *testing.T, interval time.Duration, result controller.Result, msgAndArgs ...any) {
+	t.Helper()
+	assert.GreaterOrEqual(t, result.RequeueAfter, interval, msgAndArgs...)
+	assert.LessOrEqual(t, result.RequeueAfter, interval+time.Duration(controller.DefaultPeriodicJitter*float64(interval)), msgAndArgs...)
 }

@@ -51,7 +51,7 @@ func scaleCeilingDefinition() controller.Definition[Env] {
 				interval:           orDefault(s.RequeueAfter, DefaultScaleCeilingInterval),
 				now:                e.now(),
 			}
-			return c.Reconcile, nil
+			return periodic(s, DefaultScaleCeilingInterval).Reconcile(c.pass)
 		},
 	}
 }
@@ -67,37 +67,34 @@ type scaleCeiling struct {
 	now                func() time.Time
 }
 
-// Reconcile recomputes one management cluster's ceiling when it is due.
-func (s *scaleCeiling) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// pass recomputes one management cluster's ceiling when it is due.
+func (s *scaleCeiling) pass(ctx context.Context, key string) (controller.Next, error) {
 	logger := controller.LoggerFrom(ctx)
 	mc, mcID, err := managementClusterOf(s.managementClusters, key)
 	if mc == nil || err != nil {
 		// A gone MC is polled no more: its pending timer, if any, fires once into here.
-		return controller.Result{}, err
+		return controller.Idle(), err
 	}
 	if mc.Properties.Status == nil || mc.Properties.Status.AKSResourceID == "" {
 		// register sets it; that update brings the MC back.
 		logger.Info("management cluster has no status.aksResourceID yet")
-		return controller.Result{}, nil
+		return controller.Idle(), nil
 	}
-	cached, err := s.schedulings.Get(api.SchedulingResourceID(mcID).String())
-	if errors.Is(err, database.ErrNotFound) {
-		// Its creation comes back through the scheduling cache.
-		return controller.Result{}, createScheduling(ctx, s.fleet, mcID)
-	}
-	if err != nil {
-		return controller.Result{}, err
+	cached, err := cachedScheduling(ctx, s.schedulings, s.fleet, mcID)
+	if cached == nil || err != nil {
+		// Created: its arrival through the scheduling cache brings the MC back.
+		return controller.Idle(), err
 	}
 	now := s.now()
 	if wait := s.untilDue(cached, now); wait > 0 {
-		return controller.Result{RequeueAfter: wait}, nil
+		return controller.DueIn(wait), nil
 	}
 
 	updated := cached.DeepCopy()
 	syncErr := s.compute(ctx, updated, mc, mcID, now)
 	outcome, err := docwrite.ReplaceIfChanged(ctx, s.fleet, cached, updated)
 	if err != nil {
-		return controller.Result{}, err
+		return controller.Next{}, err
 	}
 	switch outcome {
 	case docwrite.Conflicted:
@@ -107,9 +104,9 @@ func (s *scaleCeiling) Reconcile(ctx context.Context, key string) (controller.Re
 		logger.Debug("scale ceiling written", "capacity", ceiling.Capacity)
 	}
 	if syncErr != nil {
-		return controller.Result{}, syncErr
+		return controller.Next{}, syncErr
 	}
-	return controller.Result{RequeueAfter: s.interval}, nil
+	return controller.Again(), nil
 }
 
 // untilDue is how long the cached ceiling stays current; zero when it must be recomputed.

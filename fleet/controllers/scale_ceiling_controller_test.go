@@ -144,7 +144,7 @@ func TestScaleCeiling(t *testing.T) {
 			before := e.item(api.FleetContainer, schedulingOf1)
 			result, err := newTestScaleCeiling(e, pools)(e.ctx, mc1.Key())
 			require.NoError(t, err)
-			assert.Equal(t, controller.Result{RequeueAfter: testCeilingInterval}, result)
+			assertNextPoll(t, testCeilingInterval, result)
 			assert.Equal(t, aksOfStamp1, pools.aks.Load())
 			replaces, _ := e.store.writes()
 			require.Len(t, replaces, 1)

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -22,4 +23,15 @@ func createScheduling(ctx context.Context, fleet database.Container, mcID *api.R
 	}
 	_, err = docwrite.CreateIfAbsent(ctx, fleet, doc)
 	return err
+}
+
+// cachedScheduling returns the MC's cached scheduling document. When the cache has none,
+// it creates the document and returns nil: the creation comes back through the
+// scheduling cache, and the next pass works on it.
+func cachedScheduling(ctx context.Context, l schedulingLister, fleet database.Container, mcID *api.ResourceID) (*api.ManagementClusterScheduling, error) {
+	cached, err := l.Get(api.SchedulingResourceID(mcID).String())
+	if errors.Is(err, database.ErrNotFound) {
+		return nil, createScheduling(ctx, fleet, mcID)
+	}
+	return cached, err
 }
