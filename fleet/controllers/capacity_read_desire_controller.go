@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 )
 
 // CapacityReadDesireControllerName names the controller in logs and metrics.
@@ -40,6 +40,17 @@ func capacityReadDesireDefinition() controller.Definition[Env] {
 	}
 }
 
+// readDesireOwns is what CapacityReadDesire writes of the capacity ReadDesire: its spec,
+// field by field (kube-applier owns the status).
+var readDesireOwns = docwrite.Fields{
+	"properties.spec.managementCluster",
+	"properties.spec.targetItem.group",
+	"properties.spec.targetItem.version",
+	"properties.spec.targetItem.resource",
+	"properties.spec.targetItem.namespace",
+	"properties.spec.targetItem.name",
+}
+
 type capacityReadDesire struct {
 	managementClusters managementClusterLister
 	kubeApplier        kubeApplier
@@ -62,12 +73,14 @@ func (d *capacityReadDesire) Reconcile(ctx context.Context, key string) (control
 	id := api.CapacityReadDesireResourceID(mcID)
 	pk := api.KubeApplierPartitionKey(mcID)
 
+	// No informer watches the container: nothing to write through to.
+	w := docwrite.New(c, docwrite.NoCache[api.ReadDesireProperties]{})
 	existing, err := database.Get[api.ReadDesireProperties](ctx, c, pk, id.String())
 	if errors.Is(err, database.ErrNotFound) {
 		doc := api.NewDocument(id, pk, api.ReadDesireProperties{Spec: &api.ReadDesireSpec{}})
 		setCapacityReadDesireSpec(doc.Properties.Spec, mcID)
-		created, err := docwrite.CreateIfAbsent(ctx, c, doc)
-		if created {
+		res, err := w.Create(ctx, doc)
+		if res.Outcome == docwrite.Written {
 			logger.Info("capacity ReadDesire created", "readDesire", id.String(), "container", c.Name())
 		}
 		return controller.Result{}, err
@@ -76,17 +89,18 @@ func (d *capacityReadDesire) Reconcile(ctx context.Context, key string) (control
 		return controller.Result{}, fmt.Errorf("reading %s from %s: %w", id, c.Name(), err)
 	}
 
-	updated := existing.DeepCopy()
-	if updated.Properties.Spec == nil {
-		updated.Properties.Spec = &api.ReadDesireSpec{}
-	}
-	setCapacityReadDesireSpec(updated.Properties.Spec, mcID)
-	outcome, err := docwrite.ReplaceIfChanged(ctx, c, existing, updated)
+	res, err := w.Update(ctx, existing, readDesireOwns, func(rd *api.ReadDesire) error {
+		if rd.Properties.Spec == nil {
+			rd.Properties.Spec = &api.ReadDesireSpec{}
+		}
+		setCapacityReadDesireSpec(rd.Properties.Spec, mcID)
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
-	switch outcome {
-	case docwrite.Conflicted:
+	switch res.Outcome {
+	case docwrite.LostRace:
 		logger.Info("capacity ReadDesire changed while being fixed; retrying", "readDesire", id.String())
 		return controller.Result{RequeueAfter: d.conflictRequeue}, nil
 	case docwrite.Written:

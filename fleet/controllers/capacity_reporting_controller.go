@@ -10,10 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hcpsched/hcpsched/fleet/capacity"
-	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -64,10 +63,23 @@ func capacityReportingDefinition() controller.Definition[Env] {
 	}
 }
 
+// reportingOwns is what CapacityReporting writes of a scheduling document: the mirror
+// of the report, and the reservations it now counts.
+var reportingOwns = docwrite.Fields{
+	"properties.status.observedResources.lastReportedAt",
+	"properties.status.observedResources.capacity",
+	"properties.status.observedResources.usage",
+	"properties.status.observedResources.requests",
+	conditionField("properties.status.conditions", api.SchedulingConditionCapacityDataCurrent),
+	"properties.status.readyResourceIDs",
+	"properties.status.notReadyResourceIDs",
+	"properties.status.pendingAssignedClusters",
+}
+
 type capacityReporting struct {
 	managementClusters managementClusterLister
 	schedulings        schedulingLister
-	fleet              database.Container
+	writer             schedulingWriter
 	kubeApplier        kubeApplier
 	now                func() time.Time
 	refused            *prometheus.CounterVec
@@ -88,7 +100,7 @@ func newCapacityReporting(e Env, s controller.Settings) (controller.ReconcileFun
 	r := &capacityReporting{
 		managementClusters: e.Caches.ManagementClusters().Lister(),
 		schedulings:        e.Caches.ManagementClusterSchedulings().Lister(),
-		fleet:              e.Store.Container(api.FleetContainer),
+		writer:             newSchedulingWriter(e),
 		kubeApplier:        kubeApplier{store: e.Store},
 		now:                e.now(),
 		refused:            refused,
@@ -114,7 +126,7 @@ func (r *capacityReporting) pass(ctx context.Context, key string) (controller.Ne
 		return controller.Next{}, err
 	}
 
-	cached, err := cachedScheduling(ctx, r.schedulings, r.fleet, mcID)
+	cached, err := cachedScheduling(ctx, r.schedulings, r.writer, mcID)
 	if cached == nil || err != nil {
 		// Created: the next poll mirrors into it.
 		return controller.Again(), err
@@ -130,17 +142,19 @@ func (r *capacityReporting) pass(ctx context.Context, key string) (controller.Ne
 		return controller.Again(), nil
 	}
 
-	updated := cached.DeepCopy()
-	dropped, err := mirrorReport(updated, report, now, logger)
-	if err != nil {
-		return controller.Next{}, fmt.Errorf("mirroring the capacity report of %s: %w", mcID, err)
-	}
-	outcome, err := docwrite.ReplaceIfChanged(ctx, r.fleet, cached, updated)
+	var dropped []string
+	res, err := r.writer.Update(ctx, cached, reportingOwns, func(d *api.ManagementClusterScheduling) error {
+		var err error
+		if dropped, err = mirrorReport(d, report, now, logger); err != nil {
+			return fmt.Errorf("mirroring the capacity report of %s: %w", mcID, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return controller.Next{}, err
 	}
-	switch outcome {
-	case docwrite.Conflicted:
+	switch res.Outcome {
+	case docwrite.LostRace:
 		logger.Info("scheduling document changed since it was cached; retrying from the cache once the change feed delivers it")
 	case docwrite.Written:
 		logger.Debug("capacity report mirrored", "lastReportedAt", report.Status.LastReportedAt)

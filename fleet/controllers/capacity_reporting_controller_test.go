@@ -271,6 +271,9 @@ func TestCapacityReportingCreatesAMissingSchedulingDocument(t *testing.T) {
 		edit{"properties.status", map[string]any{"observedResources": map[string]any{}, "scaleCeiling": map[string]any{}}},
 	)))
 	assert.Equal(t, want, got, "created as ARO-HCP creates it")
+	cached, err := e.caches.ManagementClusterSchedulings().Lister().Get(schedulingOf1.String())
+	require.NoError(t, err, "the creation is in the cache at once, not a change-feed poll later")
+	assert.Equal(t, e.item(api.FleetContainer, schedulingOf1).ETag, cached.ETag)
 
 	// The next pass, once the cache has it, fills it.
 	e.synced()

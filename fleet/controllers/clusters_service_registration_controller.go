@@ -9,11 +9,11 @@ import (
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 
-	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
@@ -54,7 +54,7 @@ func clustersServiceRegistrationDefinition() controller.Definition[Env] {
 			r := &clustersServiceRegistration{
 				managementClusters: e.Caches.ManagementClusters().Lister(),
 				stamps:             e.Caches.Stamps().Lister(),
-				fleet:              e.Store.Container(api.FleetContainer),
+				writer:             newManagementClusterWriter(e),
 				shards:             e.ClusterService,
 				region:             e.Region,
 				conflictRequeue:    orDefault(s.RequeueAfter, DefaultConflictRequeue),
@@ -65,10 +65,16 @@ func clustersServiceRegistrationDefinition() controller.Definition[Env] {
 	}
 }
 
+// registrationOwns is what ClustersServiceRegistration writes of a management cluster.
+var registrationOwns = docwrite.Fields{
+	"properties.status.clusterServiceProvisionShardID",
+	conditionField("properties.status.conditions", api.ManagementClusterConditionClustersServiceRegistered),
+}
+
 type clustersServiceRegistration struct {
 	managementClusters managementClusterLister
 	stamps             *informers.Lister[api.StampProperties]
-	fleet              database.Container
+	writer             managementClusterWriter
 	shards             clusterservice.ProvisionShards
 	// region is the CS region new shards are created in.
 	region          string
@@ -92,28 +98,28 @@ func (r *clustersServiceRegistration) Reconcile(ctx context.Context, key string)
 		return controller.Result{}, err
 	}
 
-	updated := cached.DeepCopy()
-	if updated.Properties.Status == nil {
-		updated.Properties.Status = &api.ManagementClusterStatus{}
-	}
-	status := updated.Properties.Status
+	var href string
 	var syncErr error
 	if stamp.Properties.Status == nil || !api.IsConditionTrue(stamp.Properties.Status.Conditions, api.StampConditionApproved) {
 		syncErr = errStampNotApproved
 	} else {
-		var href string
-		href, syncErr = r.register(ctx, updated)
+		href, syncErr = r.register(ctx, cached)
+	}
+	res, err := r.writer.Update(ctx, cached, registrationOwns, func(mc *api.ManagementCluster) error {
+		if mc.Properties.Status == nil {
+			mc.Properties.Status = &api.ManagementClusterStatus{}
+		}
+		status := mc.Properties.Status
 		if href != "" {
 			status.ClusterServiceProvisionShardID = href
 		}
-	}
-	setRegistrationCondition(&status.Conditions, api.ManagementClusterConditionClustersServiceRegistered, syncErr, r.now())
-
-	outcome, err := docwrite.ReplaceIfChanged(ctx, r.fleet, cached, updated)
+		setRegistrationCondition(&status.Conditions, api.ManagementClusterConditionClustersServiceRegistered, syncErr, r.now())
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
-	if outcome == docwrite.Conflicted {
+	if res.Outcome == docwrite.LostRace {
 		logger.Info("management cluster changed since it was cached; looking again")
 		return controller.Result{RequeueAfter: r.conflictRequeue}, nil
 	}
@@ -124,8 +130,8 @@ func (r *clustersServiceRegistration) Reconcile(ctx context.Context, key string)
 	case syncErr != nil:
 		return controller.Result{}, fmt.Errorf("registering with Cluster Service: %w", syncErr)
 	}
-	if outcome == docwrite.Written {
-		logger.Info("management cluster registered with Cluster Service", "provisionShard", status.ClusterServiceProvisionShardID)
+	if res.Outcome == docwrite.Written {
+		logger.Info("management cluster registered with Cluster Service", "provisionShard", href)
 	}
 	return controller.Result{}, nil
 }
@@ -134,6 +140,9 @@ func (r *clustersServiceRegistration) Reconcile(ctx context.Context, key string)
 // scheduling policy and returns the shard's path.
 func (r *clustersServiceRegistration) register(ctx context.Context, mc *api.ManagementCluster) (string, error) {
 	status := mc.Properties.Status
+	if status == nil {
+		status = &api.ManagementClusterStatus{}
+	}
 	identity := clusterservice.ShardIdentity{AKSResourceID: status.AKSResourceID, ConsumerName: status.MaestroConsumerName}
 	if identity.AKSResourceID == "" {
 		return "", errors.New("status.aksResourceID is required")

@@ -12,6 +12,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
@@ -109,6 +110,18 @@ func keyForStampsManagementCluster(obj any) []string {
 
 // managementClusterLister reads the MC cache.
 type managementClusterLister = *informers.Lister[api.ManagementClusterProperties]
+
+// managementClusterWriter writes management clusters through to their cache.
+type managementClusterWriter = docwrite.Writer[api.ManagementClusterProperties]
+
+func newManagementClusterWriter(e Env) managementClusterWriter {
+	return docwrite.New(e.Store.Container(api.FleetContainer), e.Caches.ManagementClusters())
+}
+
+// conditionField is the owned field of one condition type in the conditions at path.
+func conditionField(path, conditionType string) string {
+	return path + "[" + conditionType + "]"
+}
 
 // managementClusterOf returns the cached MC a key names and its parsed ID, or nil when it
 // is gone or being deleted: there is nothing to do for it then.

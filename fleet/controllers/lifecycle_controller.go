@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 )
 
 // LifecycleControllerName names the controller in logs and metrics.
@@ -30,7 +29,7 @@ func lifecycleDefinition() controller.Definition[Env] {
 		New: func(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
 			l := &lifecycle{
 				managementClusters: e.Caches.ManagementClusters().Lister(),
-				fleet:              e.Store.Container(api.FleetContainer),
+				writer:             newManagementClusterWriter(e),
 				conflictRequeue:    orDefault(s.RequeueAfter, DefaultConflictRequeue),
 				now:                e.now(),
 			}
@@ -39,9 +38,12 @@ func lifecycleDefinition() controller.Definition[Env] {
 	}
 }
 
+// lifecycleOwns is what Lifecycle writes of a management cluster.
+var lifecycleOwns = docwrite.Fields{conditionField("properties.status.conditions", api.ManagementClusterConditionReady)}
+
 type lifecycle struct {
 	managementClusters managementClusterLister
-	fleet              database.Container
+	writer             managementClusterWriter
 	conflictRequeue    time.Duration
 	now                func() time.Time
 }
@@ -61,18 +63,19 @@ func (l *lifecycle) Reconcile(ctx context.Context, key string) (controller.Resul
 		return controller.Result{}, nil
 	}
 
-	updated := cached.DeepCopy()
-	if updated.Properties.Status == nil {
-		updated.Properties.Status = &api.ManagementClusterStatus{}
-	}
-	api.SetCondition(&updated.Properties.Status.Conditions, want, l.now())
-	outcome, err := docwrite.ReplaceIfChanged(ctx, l.fleet, cached, updated)
+	res, err := l.writer.Update(ctx, cached, lifecycleOwns, func(mc *api.ManagementCluster) error {
+		if mc.Properties.Status == nil {
+			mc.Properties.Status = &api.ManagementClusterStatus{}
+		}
+		api.SetCondition(&mc.Properties.Status.Conditions, want, l.now())
+		return nil
+	})
 	if err != nil {
 		return controller.Result{}, err
 	}
 	logger := controller.LoggerFrom(ctx)
-	switch outcome {
-	case docwrite.Conflicted:
+	switch res.Outcome {
+	case docwrite.LostRace:
 		logger.Info("management cluster changed since it was cached; looking again")
 		return controller.Result{RequeueAfter: l.conflictRequeue}, nil
 	case docwrite.Written:

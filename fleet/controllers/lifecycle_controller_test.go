@@ -93,6 +93,9 @@ func TestLifecycleReady(t *testing.T) {
 				return
 			}
 			assert.Equal(t, expectReplaced(t, before, edit{"properties.status.conditions", tc.written}), storedTree(t, after))
+			cached, err := e.caches.ManagementClusters().Lister().Get(id.String())
+			require.NoError(t, err)
+			assert.Equal(t, after.ETag, cached.ETag, "the write is in the cache at once")
 		})
 	}
 }

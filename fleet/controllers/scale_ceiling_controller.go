@@ -9,10 +9,9 @@ import (
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
 	"github.com/hcpsched/hcpsched/fleet/capacity"
-	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
-	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 )
 
 // ScaleCeilingControllerName names the controller in logs and metrics.
@@ -44,7 +43,7 @@ func scaleCeilingDefinition() controller.Definition[Env] {
 			c := &scaleCeiling{
 				managementClusters: e.Caches.ManagementClusters().Lister(),
 				schedulings:        e.Caches.ManagementClusterSchedulings().Lister(),
-				fleet:              e.Store.Container(api.FleetContainer),
+				writer:             newSchedulingWriter(e),
 				kubeApplier:        kubeApplier{store: e.Store},
 				pools:              e.AgentPools,
 				sizes:              e.VMSizes,
@@ -56,10 +55,17 @@ func scaleCeilingDefinition() controller.Definition[Env] {
 	}
 }
 
+// scaleCeilingOwns is what ScaleCeiling writes of a scheduling document.
+var scaleCeilingOwns = docwrite.Fields{
+	"properties.status.scaleCeiling.capacity",
+	"properties.status.scaleCeiling.lastReportedAt",
+	conditionField("properties.status.conditions", api.SchedulingConditionScalingDataCurrent),
+}
+
 type scaleCeiling struct {
 	managementClusters managementClusterLister
 	schedulings        schedulingLister
-	fleet              database.Container
+	writer             schedulingWriter
 	kubeApplier        kubeApplier
 	pools              agentpools.Source
 	sizes              capacity.VMSizes
@@ -80,7 +86,7 @@ func (s *scaleCeiling) pass(ctx context.Context, key string) (controller.Next, e
 		logger.Info("management cluster has no status.aksResourceID yet")
 		return controller.Idle(), nil
 	}
-	cached, err := cachedScheduling(ctx, s.schedulings, s.fleet, mcID)
+	cached, err := cachedScheduling(ctx, s.schedulings, s.writer, mcID)
 	if cached == nil || err != nil {
 		// Created: its arrival through the scheduling cache brings the MC back.
 		return controller.Idle(), err
@@ -90,18 +96,22 @@ func (s *scaleCeiling) pass(ctx context.Context, key string) (controller.Next, e
 		return controller.DueIn(wait), nil
 	}
 
-	updated := cached.DeepCopy()
-	syncErr := s.compute(ctx, updated, mc, mcID, now)
-	outcome, err := docwrite.ReplaceIfChanged(ctx, s.fleet, cached, updated)
+	var syncErr error
+	res, err := s.writer.Update(ctx, cached, scaleCeilingOwns, func(d *api.ManagementClusterScheduling) error {
+		// A failure is recorded in the document, and then retried.
+		syncErr = s.compute(ctx, d, mc, mcID, now)
+		return nil
+	})
 	if err != nil {
 		return controller.Next{}, err
 	}
-	switch outcome {
-	case docwrite.Conflicted:
+	switch res.Outcome {
+	case docwrite.LostRace:
 		logger.Info("scheduling document changed since it was cached; the change feed brings it back")
 	case docwrite.Written:
-		ceiling := updated.Properties.Status.ScaleCeiling
-		logger.Debug("scale ceiling written", "capacity", ceiling.Capacity)
+		if ceiling := res.Stored.Properties.Status.ScaleCeiling; ceiling != nil {
+			logger.Debug("scale ceiling written", "capacity", ceiling.Capacity)
+		}
 	}
 	if syncErr != nil {
 		return controller.Next{}, syncErr

@@ -247,3 +247,19 @@ func TestScaleCeilingConflictRetriesFromTheCache(t *testing.T) {
 		"capacity":       map[string]string{"cpu": "158200m", "memory": "586136160Ki", api.SwiftNIC: "160"},
 	}})
 }
+
+// A document that has never had a ceiling (ARO-HCP creates it without one when it has no
+// observedResources yet either) records the failure like any other.
+func TestScaleCeilingAgentPoolsUnavailableBeforeAnyCeiling(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1),
+		fleetDoc(fixtureScheduling1, edit{"properties.status.scaleCeiling", remove}), kubeApplierDoc(fixtureReadDesire1))
+	pools := &fakePools{err: errors.New("GET https://management.azure.com/...: 503 Service Unavailable")}
+	before := e.item(api.FleetContainer, schedulingOf1)
+	_, err := newTestScaleCeiling(e, pools)(e.ctx, mc1.Key())
+	require.ErrorContains(t, err, "503", "retried with backoff")
+	assert.Equal(t, expectReplaced(t, before, edit{"properties.status.conditions", []any{
+		condition(api.SchedulingConditionCapacityDataCurrent, "True", "DataCollected", "", time.Date(2026, 8, 19, 14, 10, 40, 0, time.UTC)),
+		condition(api.SchedulingConditionScalingDataCurrent, "False", "AgentPoolsUnavailable", "listing the agent pools of "+aksOfStamp1+" failed", testNow),
+	}}), storedTree(t, e.item(api.FleetContainer, schedulingOf1)))
+}

@@ -11,9 +11,9 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/hcpsched/hcpsched/fleet/docwrite"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 )
 
 // stampPattern keeps stamp identifiers to one path segment of a resource ID.
@@ -72,6 +72,29 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// The fields register writes of an existing stamp and management cluster; everything
+// else (ARO-HCP's admin API's approval or cordon, the controllers' status) stays.
+var (
+	stampOwns = docwrite.Fields{
+		"properties.resourceId",
+		"properties.spec",
+		"properties.status.conditions[" + api.StampConditionApproved + "]",
+	}
+	managementClusterOwns = docwrite.Fields{
+		"properties.resourceId",
+		"properties.spec.schedulingPolicy",
+		"properties.status.aksResourceID",
+		"properties.status.kubeApplierCosmosContainerName",
+		"properties.status.publicDNSZoneResourceID",
+		"properties.status.hostedClustersSecretsKeyVaultURL",
+		"properties.status.hostedClustersManagedIdentitiesKeyVaultURL",
+		"properties.status.hostedClustersSecretsKeyVaultManagedIdentityClientID",
+		"properties.status.maestroConsumerName",
+		"properties.status.maestroRESTAPIURL",
+		"properties.status.maestroGRPCTarget",
+	}
+)
+
 // Run writes the stamp, then the management cluster, then (if missing) the scheduling
 // document. Each step is a create, or a read-modify-write under If-Match that is skipped
 // when nothing changes, so running it again is harmless.
@@ -87,7 +110,7 @@ func Run(ctx context.Context, store database.Store, o Options, now time.Time) er
 		return err
 	}
 
-	err = upsert(ctx, fleet, stampID, pk, func(p *api.StampProperties) {
+	err = upsert(ctx, docwrite.New(fleet, docwrite.NoCache[api.StampProperties]{}), stampID, pk, stampOwns, func(p *api.StampProperties) {
 		if p.LegacyResourceID == "" {
 			p.LegacyResourceID = stampID.String()
 		}
@@ -108,7 +131,7 @@ func Run(ctx context.Context, store database.Store, o Options, now time.Time) er
 		return fmt.Errorf("registering stamp %s: %w", o.Stamp, err)
 	}
 
-	err = upsert(ctx, fleet, mcID, pk, func(p *api.ManagementClusterProperties) {
+	err = upsert(ctx, docwrite.New(fleet, docwrite.NoCache[api.ManagementClusterProperties]{}), mcID, pk, managementClusterOwns, func(p *api.ManagementClusterProperties) {
 		if p.LegacyResourceID == "" {
 			p.LegacyResourceID = mcID.String()
 		}
@@ -149,31 +172,35 @@ func Run(ctx context.Context, store database.Store, o Options, now time.Time) er
 	if err != nil {
 		return err
 	}
-	_, err = docwrite.CreateIfAbsent(ctx, fleet, scheduling)
+	// An existing document is someone else's, kept as it is.
+	_, err = docwrite.New(fleet, docwrite.NoCache[api.ManagementClusterSchedulingProperties]{}).Create(ctx, scheduling)
 	return err
 }
 
 // upsert creates the document with apply's fields, or applies them to the stored one and
-// replaces it if anything changed, redoing the read on a lost etag race.
-func upsert[P any](ctx context.Context, c database.Container, id *api.ResourceID, pk string, apply func(*P)) error {
+// replaces it if anything changed, redoing the read on a lost race: a 412, a 404 (the
+// document went away: it is created again) or a 409 on create (it appeared meanwhile:
+// it is updated instead).
+func upsert[P any](ctx context.Context, w docwrite.Writer[P], id *api.ResourceID, pk string, owned docwrite.Fields, apply func(*P)) error {
 	for range DefaultConflictRetries {
-		existing, err := database.Get[P](ctx, c, pk, id.String())
+		existing, err := database.Get[P](ctx, w.Container(), pk, id.String())
 		if errors.Is(err, database.ErrNotFound) {
 			var p P
 			apply(&p)
-			_, err := database.Create(ctx, c, api.NewDocument(id, pk, p))
-			if errors.Is(err, database.ErrConflict) {
-				continue // created meanwhile: update it instead
+			res, err := w.Create(ctx, api.NewDocument(id, pk, p))
+			if err != nil || res.Outcome != docwrite.LostRace {
+				return err
 			}
-			return err
+			continue
 		}
 		if err != nil {
 			return err
 		}
-		updated := existing.DeepCopy()
-		apply(&updated.Properties)
-		outcome, err := docwrite.ReplaceIfChanged(ctx, c, existing, updated)
-		if err != nil || outcome != docwrite.Conflicted {
+		res, err := w.Update(ctx, existing, owned, func(d *api.Document[P]) error {
+			apply(&d.Properties)
+			return nil
+		})
+		if err != nil || res.Outcome != docwrite.LostRace {
 			return err
 		}
 	}
