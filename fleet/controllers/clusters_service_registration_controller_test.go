@@ -12,6 +12,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
@@ -23,13 +24,13 @@ const (
 	hrefOfStamp1     = "/api/aro_hcp/v1alpha1/provision_shards/" + shardOfStamp1
 )
 
-func newTestRegistration(e *env) controller.ReconcileFunc {
-	return e.reconciler(clustersServiceRegistrationDefinition(), e.fleetEnv())
+func newTestRegistration(e *world) *controllertest.Reconciler {
+	return e.reconciler(clustersServiceRegistrationDefinition(), nil)
 }
 
 // registerShard registers management cluster 1's shard in the fake CS, with the given id
 // (empty: CS picks one) and status, and returns its id.
-func (e *env) registerShard(id, status string) string {
+func (e *world) registerShard(id, status string) string {
 	e.t.Helper()
 	b := arohcp.NewProvisionShard().
 		Region(arohcp.NewCloudRegion().ID(testRegion)).
@@ -50,19 +51,19 @@ func (e *env) registerShard(id, status string) string {
 	}
 	body, err := b.Build()
 	require.NoError(e.t, err)
-	shard, err := e.csAPI.CreateProvisionShard(e.ctx, body)
+	shard, err := e.CSClient.CreateProvisionShard(e.t.Context(), body)
 	require.NoError(e.t, err)
 	if status != clusterservice.ShardStatusMaintenance {
-		_, err = e.csAPI.SetProvisionShardStatus(e.ctx, shard.ID(), status)
+		_, err = e.CSClient.SetProvisionShardStatus(e.t.Context(), shard.ID(), status)
 		require.NoError(e.t, err)
 	}
-	e.cs.ResetRequests()
+	e.CS.ResetRequests()
 	return shard.ID()
 }
 
-func (e *env) shards() []*arohcp.ProvisionShard {
+func (e *world) shards() []*arohcp.ProvisionShard {
 	e.t.Helper()
-	out, err := e.csAPI.ListProvisionShards(e.ctx)
+	out, err := e.CSClient.ListProvisionShards(e.t.Context())
 	require.NoError(e.t, err)
 	return out
 }
@@ -78,10 +79,10 @@ func methods(reqs []fakeclusterservice.Request) []string {
 func TestClustersServiceRegistration(t *testing.T) {
 	t.Parallel()
 	registered := condition(api.ManagementClusterConditionClustersServiceRegistered, "True", "Registered", "Registration successful", testNow)
-	unregistered := []edit{{"properties.status.conditions", remove}, {"properties.status.clusterServiceProvisionShardID", remove}}
+	unregistered := []edit{unset("properties.status.conditions"), unset("properties.status.clusterServiceProvisionShardID")}
 	tests := []struct {
 		name    string
-		seeds   []seed
+		seeds   []controllertest.Seed
 		key     *api.ResourceID
 		csShard string // status of an existing shard for MC 1; empty for none
 		csID    string // its id; empty lets CS choose
@@ -95,35 +96,35 @@ func TestClustersServiceRegistration(t *testing.T) {
 	}{
 		{
 			name:       "a new Schedulable management cluster gets an active shard",
-			seeds:      []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unregistered...)},
+			seeds:      []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unregistered...)},
 			wantCS:     []string{http.MethodGet, http.MethodPost, http.MethodPatch},
 			wantStatus: clusterservice.ShardStatusActive,
 			writtenMC: func(href string) []edit {
-				return []edit{{"properties.status.clusterServiceProvisionShardID", href}, {"properties.status.conditions", []any{registered}}}
+				return []edit{set("properties.status.clusterServiceProvisionShardID", href), set("properties.status.conditions", []any{registered})}
 			},
 		},
 		{
 			name:       "an Unschedulable one gets its shard left in maintenance",
-			seeds:      []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, append(unregistered, edit{"properties.spec.schedulingPolicy", api.Unschedulable})...)},
+			seeds:      []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, append(unregistered, set("properties.spec.schedulingPolicy", api.Unschedulable))...)},
 			wantCS:     []string{http.MethodGet, http.MethodPost},
 			wantStatus: clusterservice.ShardStatusMaintenance,
 			writtenMC: func(href string) []edit {
-				return []edit{{"properties.status.clusterServiceProvisionShardID", href}, {"properties.status.conditions", []any{registered}}}
+				return []edit{set("properties.status.clusterServiceProvisionShardID", href), set("properties.status.conditions", []any{registered})}
 			},
 		},
 		{
 			name:       "a shard registered earlier (by a crashed pass or ARO-HCP) is found by AKS cluster and consumer and adopted",
-			seeds:      []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unregistered...)},
+			seeds:      []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unregistered...)},
 			csShard:    clusterservice.ShardStatusMaintenance,
 			wantCS:     []string{http.MethodGet, http.MethodPatch},
 			wantStatus: clusterservice.ShardStatusActive,
 			writtenMC: func(href string) []edit {
-				return []edit{{"properties.status.clusterServiceProvisionShardID", href}, {"properties.status.conditions", []any{registered}}}
+				return []edit{set("properties.status.clusterServiceProvisionShardID", href), set("properties.status.conditions", []any{registered})}
 			},
 		},
 		{
 			name:       "registered and in line: one GET, nothing written",
-			seeds:      []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1)},
+			seeds:      []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1)},
 			csShard:    clusterservice.ShardStatusActive,
 			csID:       shardOfStamp1,
 			wantCS:     []string{http.MethodGet},
@@ -131,7 +132,7 @@ func TestClustersServiceRegistration(t *testing.T) {
 		},
 		{
 			name:       "cordoned: the recorded shard goes to maintenance; the document already says it all",
-			seeds:      []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, edit{"properties.spec.schedulingPolicy", api.Unschedulable})},
+			seeds:      []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, set("properties.spec.schedulingPolicy", api.Unschedulable))},
 			csShard:    clusterservice.ShardStatusActive,
 			csID:       shardOfStamp1,
 			wantCS:     []string{http.MethodGet, http.MethodPatch},
@@ -139,49 +140,49 @@ func TestClustersServiceRegistration(t *testing.T) {
 		},
 		{
 			name:  "ARO-HCP's revoked stamp: Cluster Service is left alone and CheckFailed stays",
-			seeds: []seed{fleetDoc(fixtureStamp3), fleetDoc(fixtureMC3)},
+			seeds: []controllertest.Seed{fleetDoc(fixtureStamp3), fleetDoc(fixtureMC3)},
 			key:   mc3,
 		},
 		{
 			name:  "a stamp never approved: RegistrationFailed, not an error",
-			seeds: []seed{fleetDoc(fixtureStamp1, edit{"properties.status.conditions", remove}), fleetDoc(fixtureMC1, unregistered...)},
+			seeds: []controllertest.Seed{fleetDoc(fixtureStamp1, unset("properties.status.conditions")), fleetDoc(fixtureMC1, unregistered...)},
 			writtenMC: func(string) []edit {
-				return []edit{{"properties.status.conditions", []any{condition(api.ManagementClusterConditionClustersServiceRegistered, "False", "RegistrationFailed", "parent stamp is not approved", testNow)}}}
+				return []edit{set("properties.status.conditions", []any{condition(api.ManagementClusterConditionClustersServiceRegistered, "False", "RegistrationFailed", "parent stamp is not approved", testNow)})}
 			},
 			wantNoShard: true,
 		},
 		{
 			name:    "a recorded shard that CS no longer has needs a human: CheckFailed, retried",
-			seeds:   []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1)},
+			seeds:   []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1)},
 			wantCS:  []string{http.MethodGet},
 			wantErr: "manual investigation required",
 			writtenMC: func(string) []edit {
-				return []edit{{"properties.status.conditions", []any{
+				return []edit{set("properties.status.conditions", []any{
 					condition(api.ManagementClusterConditionClustersServiceRegistered, "True", "CheckFailed", "recorded provision shard "+shardOfStamp1+" does not exist in Cluster Service; manual investigation required", time.Date(2026, 8, 19, 14, 2, 40, 0, time.UTC)),
 					condition("MaestroRegistered", "True", "Registered", "Registration successful", time.Date(2026, 8, 19, 14, 2, 41, 0, time.UTC)),
 					condition("Ready", "True", "AllRegistered", "All downstream registrations completed successfully", time.Date(2026, 8, 19, 14, 2, 43, 0, time.UTC)),
-				}}}
+				})}
 			},
 			wantNoShard: true,
 		},
 		{
 			name:    "a field CS needs is missing: RegistrationFailed",
-			seeds:   []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, append(unregistered, edit{"properties.status.maestroGRPCTarget", remove})...)},
+			seeds:   []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, append(unregistered, unset("properties.status.maestroGRPCTarget"))...)},
 			wantCS:  []string{http.MethodGet},
 			wantErr: "status.maestroGRPCTarget is required",
 			writtenMC: func(string) []edit {
-				return []edit{{"properties.status.conditions", []any{condition(api.ManagementClusterConditionClustersServiceRegistered, "False", "RegistrationFailed", "status.maestroGRPCTarget is required to create a provision shard", testNow)}}}
+				return []edit{set("properties.status.conditions", []any{condition(api.ManagementClusterConditionClustersServiceRegistered, "False", "RegistrationFailed", "status.maestroGRPCTarget is required to create a provision shard", testNow)})}
 			},
 			wantNoShard: true,
 		},
 		{
 			name:    "CS fails the create: RegistrationFailed, retried",
-			seeds:   []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unregistered...)},
+			seeds:   []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unregistered...)},
 			fault:   &fakeclusterservice.Fault{Method: http.MethodPost, Status: http.StatusInternalServerError, Count: 1},
 			wantCS:  []string{http.MethodGet, http.MethodPost},
 			wantErr: "500",
 			writtenMC: func(string) []edit {
-				return []edit{{"properties.status.conditions", []any{map[string]any{"type": api.ManagementClusterConditionClustersServiceRegistered, "status": "False", "reason": "RegistrationFailed"}}}}
+				return []edit{set("properties.status.conditions", []any{map[string]any{"type": api.ManagementClusterConditionClustersServiceRegistered, "status": "False", "reason": "RegistrationFailed"}})}
 			},
 			wantNoShard: true,
 		},
@@ -193,24 +194,24 @@ func TestClustersServiceRegistration(t *testing.T) {
 			if tc.key != nil {
 				key = tc.key
 			}
-			e := newEnv(t, tc.seeds...)
+			e := newWorld(t, tc.seeds...)
 			if tc.csShard != "" {
 				e.registerShard(tc.csID, tc.csShard)
 			}
 			if tc.fault != nil {
-				_, err := e.cs.InjectFault(*tc.fault)
+				_, err := e.CS.InjectFault(*tc.fault)
 				require.NoError(t, err)
 			}
 			before := e.item(api.FleetContainer, key)
 
-			result, err := newTestRegistration(e)(e.ctx, key.Key())
+			result, err := newTestRegistration(e).Reconcile(key.Key())
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 			} else {
 				require.NoError(t, err)
 			}
 			assert.Equal(t, controller.Result{}, result)
-			assert.Equal(t, tc.wantCS, methods(e.cs.Requests()))
+			assert.Equal(t, tc.wantCS, methods(e.CS.Requests()))
 
 			shards := e.shards()
 			var href string
@@ -230,8 +231,8 @@ func TestClustersServiceRegistration(t *testing.T) {
 				assert.Equal(t, before.ETag, after.ETag, "the management cluster is not written")
 				return
 			}
-			want := expectReplaced(t, before, tc.writtenMC(href)...)
-			got := storedTree(t, after)
+			want := controllertest.ExpectReplaced(t, before, tc.writtenMC(href)...)
+			got := controllertest.StoredTree(t, after)
 			if tc.fault != nil {
 				// CS's error message carries an operation id: compare what is stable.
 				conds := got["properties"].(map[string]any)["status"].(map[string]any)["conditions"].([]any)
@@ -248,12 +249,12 @@ func TestClustersServiceRegistration(t *testing.T) {
 
 func TestClustersServiceRegistrationWaitsForTheStamp(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureMC1))
-	result, err := newTestRegistration(e)(e.ctx, mc1.Key())
+	e := newWorld(t, fleetDoc(fixtureMC1))
+	result, err := newTestRegistration(e).Reconcile(mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, result, "the stamp's arrival brings the MC back")
-	assert.Empty(t, e.cs.Requests())
-	replaces, _ := e.store.writes()
+	assert.Empty(t, e.CS.Requests())
+	replaces, _ := e.hooks.Writes()
 	assert.Empty(t, replaces)
 }
 
@@ -262,21 +263,21 @@ func TestClustersServiceRegistrationWaitsForTheStamp(t *testing.T) {
 // second one.
 func TestClustersServiceRegistrationConflictAdoptsTheShardItCreated(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, edit{"properties.status.conditions", remove}, edit{"properties.status.clusterServiceProvisionShardID", remove}))
+	e := newWorld(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unset("properties.status.conditions"), unset("properties.status.clusterServiceProvisionShardID")))
 	r := newTestRegistration(e)
-	e.loseNextReplace(api.FleetContainer, mc1, edit{"properties.status.futureField", "written by someone else"})
-	result, err := r(e.ctx, mc1.Key())
+	e.hooks.LoseNextReplace(t, e.Kit, api.FleetContainer, mc1, set("properties.status.futureField", "written by someone else"))
+	result, err := r.Reconcile(mc1.Key())
 	require.NoError(t, err, "a 412 is not an error")
 	assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, result)
-	e.requireLostRace()
+	e.hooks.RequireLostRace(t)
 	shards := e.shards()
 	require.Len(t, shards, 1)
 
-	e.cs.ResetRequests()
+	e.CS.ResetRequests()
 	e.requireRetryWrites(r, mc1.Key(), api.FleetContainer, mc1,
-		edit{"properties.status.clusterServiceProvisionShardID", shards[0].HREF()},
-		edit{"properties.status.conditions", []any{condition(api.ManagementClusterConditionClustersServiceRegistered, "True", "Registered", "Registration successful", testNow)}},
+		set("properties.status.clusterServiceProvisionShardID", shards[0].HREF()),
+		set("properties.status.conditions", []any{condition(api.ManagementClusterConditionClustersServiceRegistered, "True", "Registered", "Registration successful", testNow)}),
 	)
-	assert.Equal(t, []string{http.MethodGet}, methods(e.cs.Requests()), "found by search, already active")
+	assert.Equal(t, []string{http.MethodGet}, methods(e.CS.Requests()), "found by search, already active")
 	assert.Len(t, e.shards(), 1, "no second shard")
 }

@@ -10,10 +10,11 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 )
 
-func newTestLifecycle(e *env) controller.ReconcileFunc {
-	return e.reconciler(lifecycleDefinition(), e.fleetEnv())
+func newTestLifecycle(e *world) *controllertest.Reconciler {
+	return e.reconciler(lifecycleDefinition(), nil)
 }
 
 func TestLifecycleReady(t *testing.T) {
@@ -27,7 +28,7 @@ func TestLifecycleReady(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		mc      seed
+		mc      controllertest.Seed
 		id      *api.ResourceID // mc1 unless set
 		written []any           // the conditions written; nil means nothing is written
 	}{
@@ -42,33 +43,33 @@ func TestLifecycleReady(t *testing.T) {
 		},
 		{
 			name:    "no conditions: the required Cluster Service registration is pending",
-			mc:      fleetDoc(fixtureMC1, edit{"properties.status.conditions", remove}),
+			mc:      fleetDoc(fixtureMC1, unset("properties.status.conditions")),
 			written: []any{condition("Ready", "False", "RegistrationIncomplete", "Pending downstream registrations: ClustersServiceRegistered", testNow)},
 		},
 		{
 			name:    "only Cluster Service registered: Ready",
-			mc:      fleetDoc(fixtureMC1, edit{"properties.status.conditions", []any{csTrue}}),
+			mc:      fleetDoc(fixtureMC1, set("properties.status.conditions", []any{csTrue})),
 			written: []any{csTrue, condition("Ready", "True", "AllRegistered", "All downstream registrations completed successfully", testNow)},
 		},
 		{
 			name:    "Cluster Service registration failed: Ready turns False",
-			mc:      fleetDoc(fixtureMC1, edit{"properties.status.conditions", []any{csFalse, maestroTrue, readyTrue}}),
+			mc:      fleetDoc(fixtureMC1, set("properties.status.conditions", []any{csFalse, maestroTrue, readyTrue})),
 			written: []any{csFalse, maestroTrue, condition("Ready", "False", "RegistrationIncomplete", "Pending downstream registrations: ClustersServiceRegistered", testNow)},
 		},
 		{
 			name:    "a foreign registration that is not True holds Ready back",
-			mc:      fleetDoc(fixtureMC1, edit{"properties.status.conditions", []any{csTrue, maestroFalse, readyTrue}}),
+			mc:      fleetDoc(fixtureMC1, set("properties.status.conditions", []any{csTrue, maestroFalse, readyTrue})),
 			written: []any{csTrue, maestroFalse, condition("Ready", "False", "RegistrationIncomplete", "Pending downstream registrations: MaestroRegistered", testNow)},
 		},
 		{
 			name:    "registered after all: Ready turns True",
-			mc:      fleetDoc(fixtureMC1, edit{"properties.status.conditions", []any{csTrue, readyFalse}}),
+			mc:      fleetDoc(fixtureMC1, set("properties.status.conditions", []any{csTrue, readyFalse})),
 			written: []any{csTrue, condition("Ready", "True", "AllRegistered", "All downstream registrations completed successfully", testNow)},
 		},
 		{
 			name: "a changed list of pending registrations rewrites the message, not the transition time",
-			mc: fleetDoc(fixtureMC1, edit{"properties.status.conditions", []any{csFalse, maestroFalse, readyFalse}},
-				edit{"properties.status.futureField", map[string]any{"kept": true}}),
+			mc: fleetDoc(fixtureMC1, set("properties.status.conditions", []any{csFalse, maestroFalse, readyFalse}),
+				set("properties.status.futureField", map[string]any{"kept": true})),
 			written: []any{csFalse, maestroFalse, condition("Ready", "False", "RegistrationIncomplete", "Pending downstream registrations: ClustersServiceRegistered, MaestroRegistered", testNow.Add(-time.Hour))},
 		},
 	}
@@ -79,21 +80,21 @@ func TestLifecycleReady(t *testing.T) {
 			if tc.id != nil {
 				id = tc.id
 			}
-			e := newEnv(t, tc.mc)
+			e := newWorld(t, tc.mc)
 			before := e.item(api.FleetContainer, id)
-			result, err := newTestLifecycle(e)(e.ctx, id.Key())
+			result, err := newTestLifecycle(e).Reconcile(id.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{}, result)
 
 			after := e.item(api.FleetContainer, id)
 			if tc.written == nil {
 				assert.Equal(t, before.ETag, after.ETag, "nothing is written")
-				replaces, _ := e.store.writes()
+				replaces, _ := e.hooks.Writes()
 				assert.Empty(t, replaces)
 				return
 			}
-			assert.Equal(t, expectReplaced(t, before, edit{"properties.status.conditions", tc.written}), storedTree(t, after))
-			cached, err := e.caches.ManagementClusters().Lister().Get(id.String())
+			assert.Equal(t, controllertest.ExpectReplaced(t, before, set("properties.status.conditions", tc.written)), controllertest.StoredTree(t, after))
+			cached, err := e.Caches.ManagementClusters().Lister().Get(id.String())
 			require.NoError(t, err)
 			assert.Equal(t, after.ETag, cached.ETag, "the write is in the cache at once")
 		})
@@ -102,15 +103,15 @@ func TestLifecycleReady(t *testing.T) {
 
 func TestLifecycleMissingOrDeletedManagementCluster(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureMC3, edit{"properties.status.conditions", remove},
-		edit{"deletionTimestamp", "2026-08-30T00:00:00Z"}))
+	e := newWorld(t, fleetDoc(fixtureMC3, unset("properties.status.conditions"),
+		set("deletionTimestamp", "2026-08-30T00:00:00Z")))
 	l := newTestLifecycle(e)
 	for _, key := range []string{mc1.Key(), mc3.Key()} {
-		result, err := l(e.ctx, key)
+		result, err := l.Reconcile(key)
 		require.NoError(t, err)
 		assert.Equal(t, controller.Result{}, result)
 	}
-	replaces, creates := e.store.writes()
+	replaces, creates := e.hooks.Writes()
 	assert.Empty(t, replaces)
 	assert.Empty(t, creates)
 }
@@ -119,15 +120,15 @@ func TestLifecycleMissingOrDeletedManagementCluster(t *testing.T) {
 // next pass works from it.
 func TestLifecycleConflictRetriesFromTheCache(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureMC1, edit{"properties.status.conditions", remove}))
+	e := newWorld(t, fleetDoc(fixtureMC1, unset("properties.status.conditions")))
 	l := newTestLifecycle(e)
 	csTrue := condition(api.ManagementClusterConditionClustersServiceRegistered, "True", "Registered", "Registration successful", testNow)
-	e.loseNextReplace(api.FleetContainer, mc1, edit{"properties.status.conditions", []any{csTrue}})
-	result, err := l(e.ctx, mc1.Key())
+	e.hooks.LoseNextReplace(t, e.Kit, api.FleetContainer, mc1, set("properties.status.conditions", []any{csTrue}))
+	result, err := l.Reconcile(mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, result)
-	e.requireLostRace()
+	e.hooks.RequireLostRace(t)
 
 	e.requireRetryWrites(l, mc1.Key(), api.FleetContainer, mc1,
-		edit{"properties.status.conditions", []any{csTrue, condition("Ready", "True", "AllRegistered", "All downstream registrations completed successfully", testNow)}})
+		set("properties.status.conditions", []any{csTrue, condition("Ready", "True", "AllRegistered", "All downstream registrations completed successfully", testNow)}))
 }

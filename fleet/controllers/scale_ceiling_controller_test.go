@@ -14,6 +14,7 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 )
 
 const (
@@ -47,15 +48,13 @@ func pool(vmSize string, count int32, maxCount int32, role string, nics string) 
 	return p
 }
 
-func newTestScaleCeiling(e *env, pools agentpools.Source) controller.ReconcileFunc {
-	env := e.fleetEnv()
+func newTestScaleCeiling(e *world, pools agentpools.Source) *controllertest.Reconciler {
+	env := e.env
 	env.AgentPools = pools
 	def := scaleCeilingDefinition()
 	s := def.Defaults
 	s.RequeueAfter = testCeilingInterval
-	r, err := def.New(env, s)
-	require.NoError(e.t, err)
-	return r
+	return controllertest.NewReconciler(e.t, e.Kit, env, def, &s)
 }
 
 func TestScaleCeiling(t *testing.T) {
@@ -79,20 +78,20 @@ func TestScaleCeiling(t *testing.T) {
 			},
 			readDesire: true,
 			written: []edit{
-				{"properties.status.scaleCeiling", map[string]any{
+				set("properties.status.scaleCeiling", map[string]any{
 					"lastReportedAt": stamp,
 					"capacity":       map[string]string{"cpu": "221480m", "memory": "1087263584Ki", api.SwiftNIC: "224"},
-				}},
+				}),
 			},
 		},
 		{
 			name:  "no report yet: the VM size table, and NICs from the pool tag",
 			pools: []agentpools.Pool{pool("Standard_D16ds_v5", 3, 10, agentpools.WorkerRole, "16")},
 			written: []edit{
-				{"properties.status.scaleCeiling", map[string]any{
+				set("properties.status.scaleCeiling", map[string]any{
 					"lastReportedAt": stamp,
 					"capacity":       map[string]string{"cpu": "160", "memory": "640Gi", api.SwiftNIC: "160"},
-				}},
+				}),
 			},
 		},
 		{
@@ -103,12 +102,12 @@ func TestScaleCeiling(t *testing.T) {
 			},
 			readDesire: true,
 			written: []edit{
-				{"properties.status.conditions", []any{capacityTrue, condition(api.SchedulingConditionScalingDataCurrent, "False", "UnknownVMSize",
-					"per-node capacity unknown (not in the capacity report nor the VM size table): Standard_F8s: cpu, Standard_F8s: memory", testNow)}},
-				{"properties.status.scaleCeiling", map[string]any{
+				set("properties.status.conditions", []any{capacityTrue, condition(api.SchedulingConditionScalingDataCurrent, "False", "UnknownVMSize",
+					"per-node capacity unknown (not in the capacity report nor the VM size table): Standard_F8s: cpu, Standard_F8s: memory", testNow)}),
+				set("properties.status.scaleCeiling", map[string]any{
 					"lastReportedAt": stamp,
 					"capacity":       map[string]string{"cpu": "158200m", "memory": "586136160Ki", api.SwiftNIC: "176"},
-				}},
+				}),
 			},
 		},
 		{
@@ -116,9 +115,9 @@ func TestScaleCeiling(t *testing.T) {
 			pools:      []agentpools.Pool{pool("Standard_D4ds_v5", 3, 0, "system", "")},
 			readDesire: true,
 			written: []edit{
-				{"properties.status.conditions", []any{capacityTrue, condition(api.SchedulingConditionScalingDataCurrent, "False", "NoWorkerPools",
-					"no agent pool of "+aksOfStamp1+" has the node label aro-hcp.azure.com/role=worker", testNow)}},
-				{"properties.status.scaleCeiling", map[string]any{"lastReportedAt": stamp}},
+				set("properties.status.conditions", []any{capacityTrue, condition(api.SchedulingConditionScalingDataCurrent, "False", "NoWorkerPools",
+					"no agent pool of "+aksOfStamp1+" has the node label aro-hcp.azure.com/role=worker", testNow)}),
+				set("properties.status.scaleCeiling", map[string]any{"lastReportedAt": stamp}),
 			},
 		},
 		{
@@ -126,29 +125,29 @@ func TestScaleCeiling(t *testing.T) {
 			pools:      []agentpools.Pool{pool("Standard_D16ds_v5", 3, 20, agentpools.WorkerRole, "")},
 			readDesire: true,
 			scheduling: []edit{
-				{"properties.status.scaleCeiling.capacity", map[string]string{"cpu": "316400m", "memory": "1172272320Ki", api.SwiftNIC: "320"}},
-				{"properties.status.scaleCeiling.futureField", "kept"},
+				set("properties.status.scaleCeiling.capacity", map[string]string{"cpu": "316400m", "memory": "1172272320Ki", api.SwiftNIC: "320"}),
+				set("properties.status.scaleCeiling.futureField", "kept"),
 			},
-			written: []edit{{"properties.status.scaleCeiling.lastReportedAt", stamp}},
+			written: []edit{set("properties.status.scaleCeiling.lastReportedAt", stamp)},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			seeds := []seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1, tc.scheduling...)}
+			seeds := []controllertest.Seed{fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1, tc.scheduling...)}
 			if tc.readDesire {
 				seeds = append(seeds, kubeApplierDoc(fixtureReadDesire1))
 			}
-			e := newEnv(t, seeds...)
+			e := newWorld(t, seeds...)
 			pools := &fakePools{pools: tc.pools}
 			before := e.item(api.FleetContainer, schedulingOf1)
-			result, err := newTestScaleCeiling(e, pools)(e.ctx, mc1.Key())
+			result, err := newTestScaleCeiling(e, pools).Reconcile(mc1.Key())
 			require.NoError(t, err)
 			assertNextPoll(t, testCeilingInterval, result)
 			assert.Equal(t, aksOfStamp1, pools.aks.Load())
-			replaces, _ := e.store.writes()
+			replaces, _ := e.hooks.Writes()
 			require.Len(t, replaces, 1)
-			assert.Equal(t, expectReplaced(t, before, tc.written...), storedTree(t, e.item(api.FleetContainer, schedulingOf1)))
+			assert.Equal(t, controllertest.ExpectReplaced(t, before, tc.written...), controllertest.StoredTree(t, e.item(api.FleetContainer, schedulingOf1)))
 		})
 	}
 }
@@ -157,45 +156,45 @@ func TestScaleCeiling(t *testing.T) {
 // controller (every capacity mirror writes the scheduling document).
 func TestScaleCeilingWaitsUntilDue(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1),
-		fleetDoc(fixtureScheduling1, edit{"properties.status.scaleCeiling.lastReportedAt", testNow.Add(-time.Minute).Format(time.RFC3339)}),
+	e := newWorld(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1),
+		fleetDoc(fixtureScheduling1, set("properties.status.scaleCeiling.lastReportedAt", testNow.Add(-time.Minute).Format(time.RFC3339))),
 		kubeApplierDoc(fixtureReadDesire1))
 	pools := &fakePools{}
 	s := newTestScaleCeiling(e, pools)
-	result, err := s(e.ctx, mc1.Key())
+	result, err := s.Reconcile(mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{RequeueAfter: testCeilingInterval - time.Minute}, result)
 	// A pass woken early asks for the same due time; the controller framework keeps the
 	// one pending requeue per key.
-	result, err = s(e.ctx, mc1.Key())
+	result, err = s.Reconcile(mc1.Key())
 	require.NoError(t, err)
 	assert.InDelta(t, float64(testCeilingInterval-time.Minute), float64(result.RequeueAfter), float64(time.Second), "still due at the same time")
 	assert.Zero(t, pools.calls.Load())
-	replaces, creates := e.store.writes()
+	replaces, creates := e.hooks.Writes()
 	assert.Empty(t, replaces)
 	assert.Empty(t, creates)
 }
 
 func TestScaleCeilingAgentPoolsUnavailable(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1), kubeApplierDoc(fixtureReadDesire1))
+	e := newWorld(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1), kubeApplierDoc(fixtureReadDesire1))
 	pools := &fakePools{err: errors.New("GET https://management.azure.com/...: 503 Service Unavailable (request 42)")}
 	s := newTestScaleCeiling(e, pools)
 	before := e.item(api.FleetContainer, schedulingOf1)
-	_, err := s(e.ctx, mc1.Key())
+	_, err := s.Reconcile(mc1.Key())
 	require.ErrorContains(t, err, "503", "retried with backoff")
-	want := expectReplaced(t, before, edit{"properties.status.conditions", []any{
+	want := controllertest.ExpectReplaced(t, before, set("properties.status.conditions", []any{
 		condition(api.SchedulingConditionCapacityDataCurrent, "True", "DataCollected", "", time.Date(2026, 8, 19, 14, 10, 40, 0, time.UTC)),
 		condition(api.SchedulingConditionScalingDataCurrent, "False", "AgentPoolsUnavailable", "listing the agent pools of "+aksOfStamp1+" failed", testNow),
-	}})
-	assert.Equal(t, want, storedTree(t, e.item(api.FleetContainer, schedulingOf1)), "the previous ceiling stays, flagged")
+	}))
+	assert.Equal(t, want, controllertest.StoredTree(t, e.item(api.FleetContainer, schedulingOf1)), "the previous ceiling stays, flagged")
 
 	// The retry fails the same way and writes nothing more.
 	e.synced()
 	pools.err = errors.New("GET https://management.azure.com/...: 503 Service Unavailable (request 43)")
-	_, err = s(e.ctx, mc1.Key())
+	_, err = s.Reconcile(mc1.Key())
 	require.Error(t, err)
-	replaces, _ := e.store.writes()
+	replaces, _ := e.hooks.Writes()
 	assert.Len(t, replaces, 1)
 }
 
@@ -203,63 +202,63 @@ func TestScaleCeilingPrerequisites(t *testing.T) {
 	t.Parallel()
 	t.Run("no AKS cluster recorded yet", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, edit{"properties.status.aksResourceID", remove}), fleetDoc(fixtureScheduling1))
+		e := newWorld(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, unset("properties.status.aksResourceID")), fleetDoc(fixtureScheduling1))
 		pools := &fakePools{}
-		result, err := newTestScaleCeiling(e, pools)(e.ctx, mc1.Key())
+		result, err := newTestScaleCeiling(e, pools).Reconcile(mc1.Key())
 		require.NoError(t, err)
 		assert.Equal(t, controller.Result{}, result, "register's update brings it back")
 		assert.Zero(t, pools.calls.Load())
 	})
 	t.Run("no scheduling document: created empty, filled by the next pass", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1))
+		e := newWorld(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1))
 		pools := &fakePools{pools: []agentpools.Pool{pool("Standard_D16ds_v5", 3, 10, agentpools.WorkerRole, "16")}}
 		s := newTestScaleCeiling(e, pools)
-		_, err := s(e.ctx, mc1.Key())
+		_, err := s.Reconcile(mc1.Key())
 		require.NoError(t, err)
-		_, creates := e.store.writes()
+		_, creates := e.hooks.Writes()
 		require.Len(t, creates, 1)
 		e.synced()
-		_, err = s(e.ctx, mc1.Key())
+		_, err = s.Reconcile(mc1.Key())
 		require.NoError(t, err)
-		got := storedTree(t, e.item(api.FleetContainer, schedulingOf1))["properties"].(map[string]any)["status"].(map[string]any)
-		assert.Equal(t, normalize(t, map[string]any{
+		got := controllertest.StoredTree(t, e.item(api.FleetContainer, schedulingOf1))["properties"].(map[string]any)["status"].(map[string]any)
+		assert.Equal(t, controllertest.Normalize(t, map[string]any{
 			"lastReportedAt": testNow.Format(time.RFC3339),
 			"capacity":       map[string]string{"cpu": "160", "memory": "640Gi", api.SwiftNIC: "160"},
 		}), got["scaleCeiling"])
-		assert.Equal(t, normalize(t, []any{condition(api.SchedulingConditionScalingDataCurrent, "True", "DataCollected", "", testNow)}), got["conditions"])
+		assert.Equal(t, controllertest.Normalize(t, []any{condition(api.SchedulingConditionScalingDataCurrent, "True", "DataCollected", "", testNow)}), got["conditions"])
 	})
 }
 
 func TestScaleCeilingConflictRetriesFromTheCache(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1), kubeApplierDoc(fixtureReadDesire1))
+	e := newWorld(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1), kubeApplierDoc(fixtureReadDesire1))
 	pools := &fakePools{pools: []agentpools.Pool{pool("Standard_D16ds_v5", 3, 10, agentpools.WorkerRole, "")}}
 	s := newTestScaleCeiling(e, pools)
-	e.loseNextReplace(api.FleetContainer, schedulingOf1, edit{"properties.status.pendingAssignedClusters", []string{unrelated}})
-	_, err := s(e.ctx, mc1.Key())
+	e.hooks.LoseNextReplace(t, e.Kit, api.FleetContainer, schedulingOf1, set("properties.status.pendingAssignedClusters", []string{unrelated}))
+	_, err := s.Reconcile(mc1.Key())
 	require.NoError(t, err)
-	e.requireLostRace()
+	e.hooks.RequireLostRace(t)
 
 	// The other writer's reservation is kept.
-	e.requireRetryWrites(s, mc1.Key(), api.FleetContainer, schedulingOf1, edit{"properties.status.scaleCeiling", map[string]any{
+	e.requireRetryWrites(s, mc1.Key(), api.FleetContainer, schedulingOf1, set("properties.status.scaleCeiling", map[string]any{
 		"lastReportedAt": testNow.Format(time.RFC3339),
 		"capacity":       map[string]string{"cpu": "158200m", "memory": "586136160Ki", api.SwiftNIC: "160"},
-	}})
+	}))
 }
 
 // A document that has never had a ceiling (ARO-HCP creates it without one when it has no
 // observedResources yet either) records the failure like any other.
 func TestScaleCeilingAgentPoolsUnavailableBeforeAnyCeiling(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1),
-		fleetDoc(fixtureScheduling1, edit{"properties.status.scaleCeiling", remove}), kubeApplierDoc(fixtureReadDesire1))
+	e := newWorld(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1),
+		fleetDoc(fixtureScheduling1, unset("properties.status.scaleCeiling")), kubeApplierDoc(fixtureReadDesire1))
 	pools := &fakePools{err: errors.New("GET https://management.azure.com/...: 503 Service Unavailable")}
 	before := e.item(api.FleetContainer, schedulingOf1)
-	_, err := newTestScaleCeiling(e, pools)(e.ctx, mc1.Key())
+	_, err := newTestScaleCeiling(e, pools).Reconcile(mc1.Key())
 	require.ErrorContains(t, err, "503", "retried with backoff")
-	assert.Equal(t, expectReplaced(t, before, edit{"properties.status.conditions", []any{
+	assert.Equal(t, controllertest.ExpectReplaced(t, before, set("properties.status.conditions", []any{
 		condition(api.SchedulingConditionCapacityDataCurrent, "True", "DataCollected", "", time.Date(2026, 8, 19, 14, 10, 40, 0, time.UTC)),
 		condition(api.SchedulingConditionScalingDataCurrent, "False", "AgentPoolsUnavailable", "listing the agent pools of "+aksOfStamp1+" failed", testNow),
-	}}), storedTree(t, e.item(api.FleetContainer, schedulingOf1)))
+	})), controllertest.StoredTree(t, e.item(api.FleetContainer, schedulingOf1)))
 }
