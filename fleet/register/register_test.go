@@ -13,7 +13,9 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
@@ -213,4 +215,24 @@ func TestRegisterRetriesALostRace(t *testing.T) {
 	mc, err := database.DecodeItem[api.ManagementClusterProperties](stored(t, s, api.ManagementClusterResourceID("1")))
 	require.NoError(t, err)
 	assert.Equal(t, api.Unschedulable, mc.Properties.Spec.SchedulingPolicy)
+}
+
+// The fields register tells docwrite it owns are its Write rows in
+// docs/cosmos-data-flow.md; the rows may also name the fields of the documents it
+// creates.
+func TestOwnedFieldsAreTheDocumentedWrites(t *testing.T) {
+	s := memory.New()
+	require.NoError(t, Run(t.Context(), s, stamp1(), approvedAt))
+	for _, tc := range []struct {
+		docType string
+		owned   docwrite.Fields
+		created *api.ResourceID
+	}{
+		{"Stamp", stampOwns, api.StampResourceID("1")},
+		{"ManagementCluster", managementClusterOwns, api.ManagementClusterResourceID("1")},
+	} {
+		t.Run(tc.docType, func(t *testing.T) {
+			controllertest.AssertOwnsItsWriteRows(t, "../../docs/cosmos-data-flow.md", "register", tc.docType, tc.owned, stored(t, s, tc.created).Body)
+		})
+	}
 }
