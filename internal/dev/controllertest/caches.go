@@ -36,9 +36,13 @@ func Cached[P any](inf *informers.Informer[P], container, resourceType string) C
 // race) has reached them, so the next reconcile decides from it.
 func (k *Kit) WaitForCaches(t testing.TB, caches ...CachedType) {
 	t.Helper()
+	containers := make([]database.Container, len(caches))
+	for i, c := range caches {
+		containers[i] = k.own(t, c.container)
+	}
 	require.Eventually(t, func() bool {
-		for _, c := range caches {
-			for item, err := range k.Memory.Container(c.container).List(context.Background(), database.ListOptions{ResourceType: c.resourceType}) {
+		for i, c := range caches {
+			for item, err := range containers[i].List(context.Background(), database.ListOptions{ResourceType: c.resourceType}) {
 				if err != nil {
 					return false
 				}

@@ -35,8 +35,24 @@ type Seed struct {
 	Edits     []Edit
 }
 
-// Put stores seeds straight into the memory store, past the data-flow recorder and any
-// Option's wrapper: the test's own writes are neither recorded nor hooked.
+// own is the test's own handle on a container of the store, past the data-flow recorder
+// and any Option's wrapper: the test's own reads and writes are neither recorded nor
+// hooked. Containers other than Resources and Fleet (a management cluster's kube-applier
+// container) are reached on the memory store only.
+func (k *Kit) own(t testing.TB, container string) database.Container {
+	t.Helper()
+	switch container {
+	case api.ResourcesContainer:
+		return k.Resources
+	case api.FleetContainer:
+		return k.Fleet
+	}
+	require.NotNil(t, k.Memory, "container %s: only a kit on its own memory store reaches containers beyond Resources and Fleet", container)
+	return k.Memory.Container(container)
+}
+
+// Put stores seeds straight into the store, past the data-flow recorder and any Option's
+// wrapper: the test's own writes are neither recorded nor hooked.
 func (k *Kit) Put(t testing.TB, seeds ...Seed) {
 	t.Helper()
 	for _, s := range seeds {
@@ -45,7 +61,7 @@ func (k *Kit) Put(t testing.TB, seeds ...Seed) {
 			PartitionKey string `json:"partitionKey"`
 		}
 		require.NoError(t, json.Unmarshal(body, &envelope))
-		_, err := k.Memory.Container(s.Container).Create(context.Background(), envelope.PartitionKey, body)
+		_, err := k.own(t, s.Container).Create(context.Background(), envelope.PartitionKey, body)
 		require.NoError(t, err, "seeding %s", s.Fixture)
 	}
 }
@@ -70,10 +86,10 @@ func partitionKey(t testing.TB, container string, rid *api.ResourceID) string {
 	return api.KubeApplierPartitionKey(mc)
 }
 
-// Stored point-reads a document from the memory store, past every wrapper.
+// Stored point-reads a document from the store, past every wrapper.
 func (k *Kit) Stored(t testing.TB, container string, rid *api.ResourceID) database.Item {
 	t.Helper()
-	item, err := k.Memory.Container(container).Get(context.Background(), partitionKey(t, container, rid), api.CosmosID(rid.String()))
+	item, err := k.own(t, container).Get(context.Background(), partitionKey(t, container, rid), api.CosmosID(rid.String()))
 	require.NoError(t, err, "reading %s from %s", rid, container)
 	return item
 }
@@ -81,7 +97,7 @@ func (k *Kit) Stored(t testing.TB, container string, rid *api.ResourceID) databa
 // Exists reports whether a document is stored.
 func (k *Kit) Exists(t testing.TB, container string, rid *api.ResourceID) bool {
 	t.Helper()
-	_, err := k.Memory.Container(container).Get(context.Background(), partitionKey(t, container, rid), api.CosmosID(rid.String()))
+	_, err := k.own(t, container).Get(context.Background(), partitionKey(t, container, rid), api.CosmosID(rid.String()))
 	if errors.Is(err, database.ErrNotFound) {
 		return false
 	}
@@ -94,7 +110,7 @@ func (k *Kit) Exists(t testing.TB, container string, rid *api.ResourceID) bool {
 // race is redone from a fresh read.
 func (k *Kit) ReplaceStored(t testing.TB, container string, rid *api.ResourceID, edits ...Edit) database.Item {
 	t.Helper()
-	c := k.Memory.Container(container)
+	c := k.own(t, container)
 	for range 100 {
 		cur := k.Stored(t, container, rid)
 		d, err := database.DecodeItem[api.RawProperties](cur)
