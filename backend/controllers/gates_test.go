@@ -107,7 +107,7 @@ func TestDeletingClusterIsLeftAlone(t *testing.T) {
 
 	for name, reconcile := range e.allReconcilers() {
 		for _, rid := range []*api.ResourceID{capturedID, fresh, pending} {
-			res, err := reconcile(e.reconcileCtx(t), rid.Key())
+			res, err := reconcile(e.reconcileCtx(t, name), rid.Key())
 			require.NoError(t, err, "%s on %s", name, rid)
 			assert.Equal(t, controller.Result{}, res, "%s on %s", name, rid)
 		}
@@ -125,7 +125,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 		rid := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("c1")))
 		e.startCaches(t)
 
-		_, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+		_, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t, CreateServiceProviderClusterName), rid.Key())
 		require.NoError(t, err)
 
 		spc := flowtest.GetSPC(t, e.resources, rid)
@@ -146,7 +146,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 		e.startCaches(t)
 		before := resourcesSnapshot(t, e.resources)
 
-		_, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+		_, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t, CreateServiceProviderClusterName), rid.Key())
 		require.NoError(t, err)
 		assert.Equal(t, before, resourcesSnapshot(t, e.resources))
 	})
@@ -158,7 +158,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 		rid := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("c1")))
 		e.startCaches(t)
 
-		res, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+		res, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t, CreateServiceProviderClusterName), rid.Key())
 		require.NoError(t, err)
 		assert.Equal(t, controller.Result{}, res)
 		spc := flowtest.GetSPC(t, e.resources, rid)
@@ -193,7 +193,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 			r := newPendingClusterServiceIDAssign(e.deps)
 			r.newID = func() string { return fixedCSID }
 
-			res, err := r.reconcile(e.reconcileCtx(t), rid.Key())
+			res, err := r.reconcile(e.reconcileCtx(t, PendingClusterServiceIDAssignName), rid.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{}, res)
 
@@ -213,7 +213,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		rid := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("c1")))
 		storeSPC(t, e.resources, rid) // spec.managementClusterResourceID is nil
 		e.startCaches(t)
-		_, err := newPendingClusterServiceIDAssign(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+		_, err := newPendingClusterServiceIDAssign(e.deps).reconcile(e.reconcileCtx(t, PendingClusterServiceIDAssignName), rid.Key())
 		require.NoError(t, err)
 		assert.NotEmpty(t, flowtest.GetCluster(t, e.resources, rid).Properties.ServiceProvider().PendingClusterServiceID)
 	})
@@ -224,7 +224,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		rid := flowtest.StoreCluster(t, e.resources, newCluster(clusterID("c1")))
 		e.startCaches(t)
 
-		res, err := newPendingClusterServiceIDAssign(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+		res, err := newPendingClusterServiceIDAssign(e.deps).reconcile(e.reconcileCtx(t, PendingClusterServiceIDAssignName), rid.Key())
 		require.NoError(t, err)
 		assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, res, "a lost race is a requeue, not an error")
 		assert.Empty(t, flowtest.GetCluster(t, e.resources, rid).Properties.ServiceProvider().PendingClusterServiceID,
@@ -281,7 +281,7 @@ func TestClusterServiceCreateWaits(t *testing.T) {
 			e.startCaches(t)
 			before := resourcesSnapshot(t, e.resources)
 
-			res, err := newClusterServiceCreate(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+			res, err := newClusterServiceCreate(e.deps).reconcile(e.reconcileCtx(t, ClusterServiceCreateName), rid.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{}, res, "the wait ends with an event, not a timer")
 			assert.Equal(t, before, resourcesSnapshot(t, e.resources))
@@ -330,7 +330,7 @@ func TestClusterServiceCreateFailures(t *testing.T) {
 			e.startCaches(t)
 			before := resourcesSnapshot(t, e.resources)
 
-			_, err := newClusterServiceCreate(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+			_, err := newClusterServiceCreate(e.deps).reconcile(e.reconcileCtx(t, ClusterServiceCreateName), rid.Key())
 			require.Error(t, err, "retried with back-off")
 			assert.Contains(t, err.Error(), tt.wantErr)
 			assert.Equal(t, before, resourcesSnapshot(t, e.resources))
@@ -391,7 +391,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 
 		r := newManagementClusterPlacementSync(e.deps, Settings{RequeueAfter: testRequeueAfter})
 		for _, rid := range []*api.ResourceID{noSPC, observed, notCreated} {
-			res, err := r.reconcile(e.reconcileCtx(t), rid.Key())
+			res, err := r.reconcile(e.reconcileCtx(t, ManagementClusterPlacementSyncName), rid.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{}, res)
 		}
@@ -408,7 +408,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		e.startCaches(t)
 		before := resourcesSnapshot(t, e.resources)
 
-		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
+		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t, ManagementClusterPlacementSyncName), rid.Key())
 		require.NoError(t, err, "retrying cannot help")
 		assert.Equal(t, controller.Result{}, res)
 		assert.Equal(t, 1, e.csRequests(http.MethodGet, clusterservice.ClustersPath+"/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"),
@@ -423,7 +423,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		storeSPC(t, e.resources, rid)
 		e.startCaches(t)
 
-		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
+		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t, ManagementClusterPlacementSyncName), rid.Key())
 		require.NoError(t, err, "retrying cannot help")
 		assert.Equal(t, controller.Result{}, res)
 		assert.Empty(t, e.cs.Requests())
@@ -449,7 +449,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		e.startCaches(t)
 		before := resourcesSnapshot(t, e.resources)
 
-		_, err = newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
+		_, err = newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t, ManagementClusterPlacementSyncName), rid.Key())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "no management cluster is registered as provision shard")
 		assert.Equal(t, before, resourcesSnapshot(t, e.resources))
@@ -462,7 +462,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		e.startCaches(t)
 		before := resourcesSnapshot(t, e.resources)
 
-		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t), rid.Key())
+		res, err := newManagementClusterPlacementSync(e.deps, Settings{}).reconcile(e.reconcileCtx(t, ManagementClusterPlacementSyncName), rid.Key())
 		require.NoError(t, err, "Cluster Service's 404 will not change on a back-off")
 		assert.Equal(t, controller.Result{}, res)
 		assert.Equal(t, before, resourcesSnapshot(t, e.resources))

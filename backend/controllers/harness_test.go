@@ -166,8 +166,8 @@ func (e *testEnv) runDefinitions(t *testing.T, defs []Definition) {
 }
 
 // reconcileCtx is what a worker hands a reconcile.
-func (e *testEnv) reconcileCtx(t *testing.T) context.Context {
-	return controller.WithLogger(t.Context(), e.deps.Logger)
+func (e *testEnv) reconcileCtx(t *testing.T, name string) context.Context {
+	return controller.WithName(controller.WithLogger(t.Context(), e.deps.Logger), name)
 }
 
 // clusterID is a cluster resource ID in ARM casing, as the frontend writes it.

@@ -86,7 +86,7 @@ func TestPendingCleanupRules(t *testing.T) {
 	}, waitFor, tick)
 
 	cleanup := &pendingCleanupController{d: e.deps}
-	_, err := cleanup.reconcile(e.reconcileCtx(t), here.Key())
+	_, err := cleanup.reconcile(e.reconcileCtx(t, PendingCleanupName), here.Key())
 	require.NoError(t, err)
 	after := getScheduling(t, e.fleet, here)
 	assert.Equal(t, want, after.Properties.Status.PendingAssignedClusters, "kept in order: %v", want)
@@ -96,7 +96,7 @@ func TestPendingCleanupRules(t *testing.T) {
 		s, err := e.deps.Informers.ManagementClusterSchedulings.Lister().Get(api.SchedulingResourceID(here).String())
 		return err == nil && s.ETag == after.ETag
 	}, waitFor, tick)
-	_, err = cleanup.reconcile(e.reconcileCtx(t), here.Key())
+	_, err = cleanup.reconcile(e.reconcileCtx(t, PendingCleanupName), here.Key())
 	require.NoError(t, err)
 	assert.Equal(t, after.ETag, getScheduling(t, e.fleet, here).ETag, "no write when nothing changed")
 }

@@ -42,7 +42,7 @@ func TestLegacyClusterServiceIDIsAdopted(t *testing.T) {
 	e.startCaches(t)
 	require.Eventually(t, func() bool { return len(e.deps.Informers.ServiceProviderClusters.Lister().List()) == 1 }, waitFor, tick)
 
-	res, err := e.placementReconciler().reconcile(e.reconcileCtx(t), rid.Key())
+	res, err := e.placementReconciler().reconcile(e.reconcileCtx(t, PlacementName), rid.Key())
 	require.NoError(t, err)
 	assert.Zero(t, res.RequeueAfter)
 	assert.Equal(t, mc.Key(), flowtest.GetSPC(t, e.resources, rid).Properties.IntendedManagementCluster(), "adopted from CS's shard")
@@ -53,7 +53,7 @@ func TestLegacyClusterServiceIDIsAdopted(t *testing.T) {
 		spc, err := e.deps.Informers.ServiceProviderClusters.Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
 		return err == nil && spc.Properties.IntendedManagementCluster() != ""
 	}, waitFor, tick)
-	_, err = e2.reconcile(e.reconcileCtx(t), rid.Key())
+	_, err = e2.reconcile(e.reconcileCtx(t, ManagementClusterPlacementSyncName), rid.Key())
 	require.NoError(t, err)
 	assert.True(t, api.ResourceIDsEqual(mc.String(), flowtest.GetSPC(t, e.resources, rid).Properties.ObservedManagementCluster()))
 }
@@ -72,7 +72,7 @@ func TestUnmappableClusterServiceIDIsSaidOnce(t *testing.T) {
 	require.Eventually(t, func() bool { return len(e.deps.Informers.ServiceProviderClusters.Lister().List()) == 1 }, waitFor, tick)
 	p := e.placementReconciler()
 
-	res, err := p.reconcile(e.reconcileCtx(t), rid.Key())
+	res, err := p.reconcile(e.reconcileCtx(t, PlacementName), rid.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, res, "waiting will not change Cluster Service's answer")
 	spc := flowtest.GetSPC(t, e.resources, rid)
@@ -88,7 +88,7 @@ func TestUnmappableClusterServiceIDIsSaidOnce(t *testing.T) {
 		return err == nil && cached.ETag == spc.ETag
 	}, waitFor, tick)
 	e.cs.ResetRequests()
-	res, err = p.reconcile(e.reconcileCtx(t), rid.Key())
+	res, err = p.reconcile(e.reconcileCtx(t, PlacementName), rid.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, res)
 	assert.Empty(t, e.cs.Requests(), "asked once")
@@ -171,7 +171,7 @@ func TestIntentStaysOnceClusterServiceHasTheCluster(t *testing.T) {
 		require.Eventually(t, func() bool { return len(e.deps.Informers.ServiceProviderClusters.Lister().List()) == 1 }, waitFor, tick)
 		before := resourcesSnapshot(t, e.resources)
 
-		res, err := e.placementReconciler().reconcile(e.reconcileCtx(t), rid.Key())
+		res, err := e.placementReconciler().reconcile(e.reconcileCtx(t, PlacementName), rid.Key())
 		require.NoError(t, err)
 		assert.Equal(t, controller.Result{}, res)
 		assert.Equal(t, before, resourcesSnapshot(t, e.resources), "spec untouched (recorded=%v)", recorded)

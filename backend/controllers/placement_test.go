@@ -286,7 +286,7 @@ func TestPlacementGates(t *testing.T) {
 			before := resourcesSnapshot(t, e.resources)
 			p := &placementController{d: e.deps, s: Settings{RequeueAfter: testRequeueAfter},
 				clusters: e.deps.Informers.Clusters.Lister(), spcs: e.deps.Informers.ServiceProviderClusters.Lister(), mcs: e.deps.Informers.ManagementClusters.Lister()}
-			res, err := p.reconcile(e.reconcileCtx(t), rid.Key())
+			res, err := p.reconcile(e.reconcileCtx(t, PlacementName), rid.Key())
 			require.NoError(t, err)
 			assert.Zero(t, res.RequeueAfter)
 			assert.Equal(t, before, resourcesSnapshot(t, e.resources), "nothing written")

@@ -127,12 +127,12 @@ func TestReservationIsKeptWhileItsSPCIsNotCachedYet(t *testing.T) {
 	}, waitFor, tick)
 
 	cleanup := &pendingCleanupController{d: e.deps}
-	_, err := cleanup.reconcile(e.reconcileCtx(t), mc.Key())
+	_, err := cleanup.reconcile(e.reconcileCtx(t, PendingCleanupName), mc.Key())
 	require.NoError(t, err)
 	assert.Equal(t, []string{a.Key()}, getScheduling(t, e.fleet, mc).Properties.Status.PendingAssignedClusters,
 		"the SPC is only missing from the cache: the reservation stands")
 
-	res, err := e.placementReconciler().reconcile(e.reconcileCtx(t), b.Key())
+	res, err := e.placementReconciler().reconcile(e.reconcileCtx(t, PlacementName), b.Key())
 	require.NoError(t, err)
 	assert.Equal(t, testRequeueAfter, res.RequeueAfter, "B waits for capacity")
 	assert.Empty(t, flowtest.GetSPC(t, e.resources, b).Properties.IntendedManagementCluster(), "B is not placed on A's capacity")
@@ -156,7 +156,7 @@ func TestReservationOfAConfirmedGoneSPCIsDropped(t *testing.T) {
 		return len(e.deps.Informers.ManagementClusterSchedulings.Lister().List()) == 1
 	}, waitFor, tick)
 
-	_, err := (&pendingCleanupController{d: e.deps}).reconcile(e.reconcileCtx(t), mc.Key())
+	_, err := (&pendingCleanupController{d: e.deps}).reconcile(e.reconcileCtx(t, PendingCleanupName), mc.Key())
 	require.NoError(t, err)
 	assert.Empty(t, getScheduling(t, e.fleet, mc).Properties.Status.PendingAssignedClusters)
 	assert.Contains(t, e.logs.String(), dropNoSPC)
@@ -171,7 +171,7 @@ func TestCreatedSPCIsCachedAtOnce(t *testing.T) {
 	e.startCaches(t)
 	require.Eventually(t, func() bool { return len(e.deps.Informers.Clusters.Lister().List()) == 1 }, waitFor, tick)
 
-	_, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t), rid.Key())
+	_, err := newCreateServiceProviderCluster(e.deps).reconcile(e.reconcileCtx(t, CreateServiceProviderClusterName), rid.Key())
 	require.NoError(t, err)
 	cached, err := e.deps.Informers.ServiceProviderClusters.Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
 	require.NoError(t, err, "the created SPC is in the cache without waiting for the change feed")
@@ -199,7 +199,7 @@ func TestReusedReservationIsCheckedAtApplyTime(t *testing.T) {
 	_, err := database.Replace(t.Context(), e.fleet, stored)
 	require.NoError(t, err)
 
-	res, err := e.placementReconciler().reconcile(e.reconcileCtx(t), a.Key())
+	res, err := e.placementReconciler().reconcile(e.reconcileCtx(t, PlacementName), a.Key())
 	require.NoError(t, err)
 	assert.Equal(t, DefaultPlacementConflictRequeue, res.RequeueAfter)
 	assert.Empty(t, flowtest.GetSPC(t, e.resources, a).Properties.IntendedManagementCluster(),

@@ -53,7 +53,7 @@ func TestCapacityReadDesire(t *testing.T) {
 			}
 			e := newEnv(t, seeds...)
 			before := e.item(kubeApplierOfStamp1, capacityReadDesireOf1)
-			result, err := NewCapacityReadDesire(e.inf, e.store).Reconcile(e.ctx, mc1.Key())
+			result, err := NewCapacityReadDesire(e.inf, e.store).Reconcile(e.as(CapacityReadDesireControllerName), mc1.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{}, result)
 			replaces, creates := e.store.writes()
@@ -72,7 +72,7 @@ func TestCapacityReadDesire(t *testing.T) {
 func TestCapacityReadDesireCreatesTheReadDesire(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1))
-	result, err := NewCapacityReadDesire(e.inf, e.store).Reconcile(e.ctx, mc1.Key())
+	result, err := NewCapacityReadDesire(e.inf, e.store).Reconcile(e.as(CapacityReadDesireControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, result)
 
@@ -84,7 +84,7 @@ func TestCapacityReadDesireCreatesTheReadDesire(t *testing.T) {
 	assert.Equal(t, want, storedTree(t, e.item(kubeApplierOfStamp1, capacityReadDesireOf1)))
 
 	// A second pass finds it and writes nothing.
-	_, err = NewCapacityReadDesire(e.inf, e.store).Reconcile(e.ctx, mc1.Key())
+	_, err = NewCapacityReadDesire(e.inf, e.store).Reconcile(e.as(CapacityReadDesireControllerName), mc1.Key())
 	require.NoError(t, err)
 	replaces, creates := e.store.writes()
 	assert.Empty(t, replaces)
@@ -94,7 +94,7 @@ func TestCapacityReadDesireCreatesTheReadDesire(t *testing.T) {
 func TestCapacityReadDesireWaitsForTheContainerName(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, edit{"properties.status.kubeApplierCosmosContainerName", remove}))
-	result, err := NewCapacityReadDesire(e.inf, e.store).Reconcile(e.ctx, mc1.Key())
+	result, err := NewCapacityReadDesire(e.inf, e.store).Reconcile(e.as(CapacityReadDesireControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, result, "the MC's update brings it back")
 	_, creates := e.store.writes()
@@ -108,10 +108,10 @@ func TestCapacityReadDesireConflictRequeues(t *testing.T) {
 		kubeApplierDoc(fixtureReadDesire1, edit{"properties.spec.targetItem.name", "other"}))
 	e.loseNextReplace(kubeApplierOfStamp1, capacityReadDesireOf1, edit{"properties.status.kubeContent", remove})
 	d := NewCapacityReadDesire(e.inf, e.store)
-	result, err := d.Reconcile(e.ctx, mc1.Key())
+	result, err := d.Reconcile(e.as(CapacityReadDesireControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, result)
 	e.requireLostRace()
 
-	e.requireRetryWrites(d.Reconcile, mc1.Key(), kubeApplierOfStamp1, capacityReadDesireOf1, edit{"properties.spec.targetItem.name", "cluster"})
+	e.requireRetryWrites(CapacityReadDesireControllerName, d.Reconcile, mc1.Key(), kubeApplierOfStamp1, capacityReadDesireOf1, edit{"properties.spec.targetItem.name", "cluster"})
 }

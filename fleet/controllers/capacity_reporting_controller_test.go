@@ -181,7 +181,7 @@ func TestCapacityReportingMirrorsTheReport(t *testing.T) {
 			e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1),
 				fleetDoc(fixtureScheduling1, tc.scheduling...), kubeApplierDoc(fixtureReadDesire1, tc.report...))
 			before := e.item(api.FleetContainer, schedulingOf1)
-			result, err := newTestCapacityReporting(e).Reconcile(e.ctx, mc1.Key())
+			result, err := newTestCapacityReporting(e).Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, result, "the next poll is scheduled")
 
@@ -209,7 +209,7 @@ func TestCapacityReportingReleasesAReservationInTheReplaceThatFirstMirrorsItsClu
 	before := e.item(api.FleetContainer, schedulingOf1)
 	require.NotContains(t, string(before.Body), "notReadyResourceIDs", "the cluster is not mirrored yet")
 
-	_, err := newTestCapacityReporting(e).Reconcile(e.ctx, mc1.Key())
+	_, err := newTestCapacityReporting(e).Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 	require.NoError(t, err)
 
 	replaces, _ := e.store.writes()
@@ -239,7 +239,7 @@ func TestCapacityReportingWaitsForAReport(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, append(tc.seeds, fleetDoc(fixtureStamp1), fleetDoc(fixtureScheduling1))...)
-			result, err := newTestCapacityReporting(e).Reconcile(e.ctx, mc1.Key())
+			result, err := newTestCapacityReporting(e).Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 			require.NoError(t, err, "not observed yet is an expected wait")
 			assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, result)
 			replaces, creates := e.store.writes()
@@ -252,7 +252,7 @@ func TestCapacityReportingWaitsForAReport(t *testing.T) {
 func TestCapacityReportingCreatesAMissingSchedulingDocument(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), kubeApplierDoc(fixtureReadDesire1))
-	_, err := newTestCapacityReporting(e).Reconcile(e.ctx, mc1.Key())
+	_, err := newTestCapacityReporting(e).Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 	require.NoError(t, err)
 	got := storedTree(t, e.item(api.FleetContainer, schedulingOf1))
 	want := withoutSystem(tree(t, applyEdits(t, []byte(`{}`),
@@ -267,7 +267,7 @@ func TestCapacityReportingCreatesAMissingSchedulingDocument(t *testing.T) {
 
 	// The next pass, once the cache has it, fills it.
 	e.synced()
-	_, err = newTestCapacityReporting(e).Reconcile(e.ctx, mc1.Key())
+	_, err = newTestCapacityReporting(e).Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 	require.NoError(t, err)
 	got = storedTree(t, e.item(api.FleetContainer, schedulingOf1))
 	assert.Equal(t, normalize(t, []string{notReady}), got["properties"].(map[string]any)["status"].(map[string]any)["notReadyResourceIDs"])
@@ -284,11 +284,11 @@ func TestCapacityReportingConflictRetriesFromTheCache(t *testing.T) {
 	r := newTestCapacityReporting(e)
 	// The backend places another cluster on this MC between our read and our write.
 	e.loseNextReplace(api.FleetContainer, schedulingOf1, edit{"properties.status.pendingAssignedClusters", []string{reservation, unrelated}})
-	_, err := r.Reconcile(e.ctx, mc1.Key())
+	_, err := r.Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 	require.NoError(t, err)
 	e.requireLostRace()
 
-	e.requireRetryWrites(r.Reconcile, mc1.Key(), api.FleetContainer, schedulingOf1,
+	e.requireRetryWrites(CapacityReportingControllerName, r.Reconcile, mc1.Key(), api.FleetContainer, schedulingOf1,
 		edit{"properties.status.readyResourceIDs", []string{readyA, readyB}},
 		edit{"properties.status.notReadyResourceIDs", []string{notReady}},
 		edit{"properties.status.pendingAssignedClusters", []string{unrelated}},
@@ -299,16 +299,16 @@ func TestCapacityReportingKeepsOnePollPending(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1), kubeApplierDoc(fixtureReadDesire1))
 	r := newTestCapacityReporting(e)
-	first, err := r.Reconcile(e.ctx, mc1.Key())
+	first, err := r.Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, first)
 	// A pass started by an event asks for the same interval; the controller framework
 	// keeps one pending requeue per key (internal/controller), so no second chain starts.
-	second, err := r.Reconcile(e.ctx, mc1.Key())
+	second, err := r.Reconcile(e.as(CapacityReportingControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{RequeueAfter: testPollInterval}, second)
 	// A management cluster that is gone is not polled.
-	third, err := r.Reconcile(e.ctx, mc3.Key())
+	third, err := r.Reconcile(e.as(CapacityReportingControllerName), mc3.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, third)
 }
@@ -320,7 +320,7 @@ func TestCapacityReportingCountsAndLogsARefusedReport(t *testing.T) {
 	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1), fleetDoc(fixtureScheduling1),
 		kubeApplierDoc(fixtureReadDesire1, report("lastReportedAt", "2026-09-01T12:05:00Z")))
 	var logs logbuffer.Buffer
-	ctx := controller.WithLogger(e.ctx, slog.New(slog.NewJSONHandler(&logs, nil)))
+	ctx := controller.WithLogger(e.as(CapacityReportingControllerName), slog.New(slog.NewJSONHandler(&logs, nil)))
 	reg := prometheus.NewPedanticRegistry()
 	r := newTestCapacityReporting(e)
 	require.NoError(t, r.Register(reg))

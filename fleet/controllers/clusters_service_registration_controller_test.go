@@ -205,7 +205,7 @@ func TestClustersServiceRegistration(t *testing.T) {
 			}
 			before := e.item(api.FleetContainer, key)
 
-			result, err := newTestRegistration(e).Reconcile(e.ctx, key.Key())
+			result, err := newTestRegistration(e).Reconcile(e.as(ClustersServiceRegistrationControllerName), key.Key())
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 			} else {
@@ -251,7 +251,7 @@ func TestClustersServiceRegistration(t *testing.T) {
 func TestClustersServiceRegistrationWaitsForTheStamp(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fleetDoc(fixtureMC1))
-	result, err := newTestRegistration(e).Reconcile(e.ctx, mc1.Key())
+	result, err := newTestRegistration(e).Reconcile(e.as(ClustersServiceRegistrationControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{}, result, "the stamp's arrival brings the MC back")
 	assert.Empty(t, e.cs.Requests())
@@ -267,7 +267,7 @@ func TestClustersServiceRegistrationConflictAdoptsTheShardItCreated(t *testing.T
 	e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, edit{"properties.status.conditions", remove}, edit{"properties.status.clusterServiceProvisionShardID", remove}))
 	r := newTestRegistration(e)
 	e.loseNextReplace(api.FleetContainer, mc1, edit{"properties.status.futureField", "written by someone else"})
-	result, err := r.Reconcile(e.ctx, mc1.Key())
+	result, err := r.Reconcile(e.as(ClustersServiceRegistrationControllerName), mc1.Key())
 	require.NoError(t, err, "a 412 is not an error")
 	assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, result)
 	e.requireLostRace()
@@ -275,7 +275,7 @@ func TestClustersServiceRegistrationConflictAdoptsTheShardItCreated(t *testing.T
 	require.Len(t, shards, 1)
 
 	e.cs.ResetRequests()
-	e.requireRetryWrites(r.Reconcile, mc1.Key(), api.FleetContainer, mc1,
+	e.requireRetryWrites(ClustersServiceRegistrationControllerName, r.Reconcile, mc1.Key(), api.FleetContainer, mc1,
 		edit{"properties.status.clusterServiceProvisionShardID", shards[0].HREF()},
 		edit{"properties.status.conditions", []any{condition(api.ManagementClusterConditionClustersServiceRegistered, "True", "Registered", "Registration successful", testNow)}},
 	)

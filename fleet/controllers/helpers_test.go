@@ -109,6 +109,10 @@ func newEnv(t *testing.T, seeds ...seed) *env {
 	return e
 }
 
+// as is the ctx a worker of the named controller hands its reconcile: the data-flow
+// check credits the reconcile's writes to that name.
+func (e *env) as(name string) context.Context { return controller.WithName(e.ctx, name) }
+
 // put stores a seed document directly, bypassing every hook.
 func (e *env) put(s seed) database.Item {
 	e.t.Helper()
@@ -416,11 +420,11 @@ func (e *env) requireLostRace() {
 
 // requireRetryWrites lets the caches catch up with the store, runs reconcile again and
 // checks that it replaced the stored document with exactly edits.
-func (e *env) requireRetryWrites(reconcile controller.ReconcileFunc, key string, container string, rid *api.ResourceID, edits ...edit) {
+func (e *env) requireRetryWrites(name string, reconcile controller.ReconcileFunc, key string, container string, rid *api.ResourceID, edits ...edit) {
 	e.t.Helper()
 	e.synced()
 	before := e.item(container, rid)
-	_, err := reconcile(e.ctx, key)
+	_, err := reconcile(e.as(name), key)
 	require.NoError(e.t, err)
 	require.Equal(e.t, expectReplaced(e.t, before, edits...), storedTree(e.t, e.item(container, rid)))
 }

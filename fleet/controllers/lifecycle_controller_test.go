@@ -83,7 +83,7 @@ func TestLifecycleReady(t *testing.T) {
 			}
 			e := newEnv(t, tc.mc)
 			before := e.item(api.FleetContainer, id)
-			result, err := newTestLifecycle(e).Reconcile(e.ctx, id.Key())
+			result, err := newTestLifecycle(e).Reconcile(e.as(LifecycleControllerName), id.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{}, result)
 
@@ -105,7 +105,7 @@ func TestLifecycleMissingOrDeletedManagementCluster(t *testing.T) {
 		edit{"deletionTimestamp", "2026-08-30T00:00:00Z"}))
 	l := newTestLifecycle(e)
 	for _, key := range []string{mc1.Key(), mc3.Key()} {
-		result, err := l.Reconcile(e.ctx, key)
+		result, err := l.Reconcile(e.as(LifecycleControllerName), key)
 		require.NoError(t, err)
 		assert.Equal(t, controller.Result{}, result)
 	}
@@ -122,11 +122,11 @@ func TestLifecycleConflictRetriesFromTheCache(t *testing.T) {
 	l := newTestLifecycle(e)
 	csTrue := condition(api.ManagementClusterConditionClustersServiceRegistered, "True", "Registered", "Registration successful", testNow)
 	e.loseNextReplace(api.FleetContainer, mc1, edit{"properties.status.conditions", []any{csTrue}})
-	result, err := l.Reconcile(e.ctx, mc1.Key())
+	result, err := l.Reconcile(e.as(LifecycleControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{RequeueAfter: DefaultConflictRequeue}, result)
 	e.requireLostRace()
 
-	e.requireRetryWrites(l.Reconcile, mc1.Key(), api.FleetContainer, mc1,
+	e.requireRetryWrites(LifecycleControllerName, l.Reconcile, mc1.Key(), api.FleetContainer, mc1,
 		edit{"properties.status.conditions", []any{csTrue, condition("Ready", "True", "AllRegistered", "All downstream registrations completed successfully", testNow)}})
 }

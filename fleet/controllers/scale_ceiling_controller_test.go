@@ -138,7 +138,7 @@ func TestScaleCeiling(t *testing.T) {
 			e := newEnv(t, seeds...)
 			pools := &fakePools{pools: tc.pools}
 			before := e.item(api.FleetContainer, schedulingOf1)
-			result, err := newTestScaleCeiling(e, pools).Reconcile(e.ctx, mc1.Key())
+			result, err := newTestScaleCeiling(e, pools).Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 			require.NoError(t, err)
 			assert.Equal(t, controller.Result{RequeueAfter: testCeilingInterval}, result)
 			assert.Equal(t, aksOfStamp1, pools.aks.Load())
@@ -158,12 +158,12 @@ func TestScaleCeilingWaitsUntilDue(t *testing.T) {
 		kubeApplierDoc(fixtureReadDesire1))
 	pools := &fakePools{}
 	s := newTestScaleCeiling(e, pools)
-	result, err := s.Reconcile(e.ctx, mc1.Key())
+	result, err := s.Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.Equal(t, controller.Result{RequeueAfter: testCeilingInterval - time.Minute}, result)
 	// A pass woken early asks for the same due time; the controller framework keeps the
 	// one pending requeue per key.
-	result, err = s.Reconcile(e.ctx, mc1.Key())
+	result, err = s.Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 	require.NoError(t, err)
 	assert.InDelta(t, float64(testCeilingInterval-time.Minute), float64(result.RequeueAfter), float64(time.Second), "still due at the same time")
 	assert.Zero(t, pools.calls.Load())
@@ -178,7 +178,7 @@ func TestScaleCeilingAgentPoolsUnavailable(t *testing.T) {
 	pools := &fakePools{err: errors.New("GET https://management.azure.com/...: 503 Service Unavailable (request 42)")}
 	s := newTestScaleCeiling(e, pools)
 	before := e.item(api.FleetContainer, schedulingOf1)
-	_, err := s.Reconcile(e.ctx, mc1.Key())
+	_, err := s.Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 	require.ErrorContains(t, err, "503", "retried with backoff")
 	want := expectReplaced(t, before, edit{"properties.status.conditions", []any{
 		condition(api.SchedulingConditionCapacityDataCurrent, "True", "DataCollected", "", time.Date(2026, 8, 19, 14, 10, 40, 0, time.UTC)),
@@ -189,7 +189,7 @@ func TestScaleCeilingAgentPoolsUnavailable(t *testing.T) {
 	// The retry fails the same way and writes nothing more.
 	e.synced()
 	pools.err = errors.New("GET https://management.azure.com/...: 503 Service Unavailable (request 43)")
-	_, err = s.Reconcile(e.ctx, mc1.Key())
+	_, err = s.Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 	require.Error(t, err)
 	replaces, _ := e.store.writes()
 	assert.Len(t, replaces, 1)
@@ -201,7 +201,7 @@ func TestScaleCeilingPrerequisites(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1, edit{"properties.status.aksResourceID", remove}), fleetDoc(fixtureScheduling1))
 		pools := &fakePools{}
-		result, err := newTestScaleCeiling(e, pools).Reconcile(e.ctx, mc1.Key())
+		result, err := newTestScaleCeiling(e, pools).Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 		require.NoError(t, err)
 		assert.Equal(t, controller.Result{}, result, "register's update brings it back")
 		assert.Zero(t, pools.calls.Load())
@@ -211,12 +211,12 @@ func TestScaleCeilingPrerequisites(t *testing.T) {
 		e := newEnv(t, fleetDoc(fixtureStamp1), fleetDoc(fixtureMC1))
 		pools := &fakePools{pools: []agentpools.Pool{pool("Standard_D16ds_v5", 3, 10, agentpools.WorkerRole, "16")}}
 		s := newTestScaleCeiling(e, pools)
-		_, err := s.Reconcile(e.ctx, mc1.Key())
+		_, err := s.Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 		require.NoError(t, err)
 		_, creates := e.store.writes()
 		require.Len(t, creates, 1)
 		e.synced()
-		_, err = s.Reconcile(e.ctx, mc1.Key())
+		_, err = s.Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 		require.NoError(t, err)
 		got := storedTree(t, e.item(api.FleetContainer, schedulingOf1))["properties"].(map[string]any)["status"].(map[string]any)
 		assert.Equal(t, normalize(t, map[string]any{
@@ -233,12 +233,12 @@ func TestScaleCeilingConflictRetriesFromTheCache(t *testing.T) {
 	pools := &fakePools{pools: []agentpools.Pool{pool("Standard_D16ds_v5", 3, 10, agentpools.WorkerRole, "")}}
 	s := newTestScaleCeiling(e, pools)
 	e.loseNextReplace(api.FleetContainer, schedulingOf1, edit{"properties.status.pendingAssignedClusters", []string{unrelated}})
-	_, err := s.Reconcile(e.ctx, mc1.Key())
+	_, err := s.Reconcile(e.as(ScaleCeilingControllerName), mc1.Key())
 	require.NoError(t, err)
 	e.requireLostRace()
 
 	// The other writer's reservation is kept.
-	e.requireRetryWrites(s.Reconcile, mc1.Key(), api.FleetContainer, schedulingOf1, edit{"properties.status.scaleCeiling", map[string]any{
+	e.requireRetryWrites(ScaleCeilingControllerName, s.Reconcile, mc1.Key(), api.FleetContainer, schedulingOf1, edit{"properties.status.scaleCeiling", map[string]any{
 		"lastReportedAt": testNow.Format(time.RFC3339),
 		"capacity":       map[string]string{"cpu": "158200m", "memory": "586136160Ki", api.SwiftNIC: "160"},
 	}})
