@@ -1,13 +1,24 @@
-# hcpsched developer entry points. `make test` is what CI runs on a clean clone, so every
-# tool it needs is installed from here: Go modules through the module proxy, the emulator's
-# npm packages with `npm ci` from the committed lockfile.
+# hcpsched developer entry points. `make check` is the fast loop to run before each
+# commit (lint and the unit tests on the memory store). `make test` is what CI runs on a
+# clean clone, so every tool it needs is installed from here: Go modules through the
+# module proxy, the emulator's npm packages with `npm ci` from the committed lockfile.
 
 SHELL := /bin/bash
 GO ?= go
 EMULATOR_PORT ?= 8081
 GOTEST_FLAGS ?= -race -count=1
+MODULE := github.com/hcpsched/hcpsched
 
-.PHONY: all build test fuzz lint fmt vet staticcheck emulator emulator-deps run bench chaos clean promtool alerts-test
+# Every package has an explicit test timeout well below Go's default of 10 minutes, so
+# that a hung test fails with its goroutines dumped long before that. The long packages
+# (a whole local region, the short chaos profile, the chart test's static builds) have
+# one of their own; they take under a minute warm, and charttest about 2.5 minutes on a
+# cold build cache.
+TEST_TIMEOUT ?= 3m
+LONG_TEST_TIMEOUT ?= 6m
+LONG_TEST_PACKAGES := $(MODULE)/internal/dev/scenario $(MODULE)/internal/dev/localregion $(MODULE)/tools/charttest
+
+.PHONY: all build check test fuzz lint fmt vet staticcheck emulator emulator-deps run bench chaos clean promtool alerts-test
 
 all: build
 
@@ -27,10 +38,31 @@ emulator: emulator-deps
 
 # The -json stream goes through tools/testsummary, which prints each package's result,
 # where the store conformance suite ran, and "N passed, N failed, N skipped"; a skipped
-# test fails the run.
+# test fails the run. The long packages run second, under their own timeout.
 test: emulator-deps lint alerts-test
-	set -o pipefail; $(GO) test $(GOTEST_FLAGS) -json ./... ./tools/... | $(GO) run ./tools/testsummary
+	set -o pipefail; { \
+		$(GO) test $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) -json $$($(GO) list ./... ./tools/... | grep -vxF $(LONG_TEST_PACKAGES:%=-e %)); \
+		status=$$?; \
+		$(GO) test $(GOTEST_FLAGS) -timeout $(LONG_TEST_TIMEOUT) -json $(LONG_TEST_PACKAGES) && exit $$status; \
+	} | $(GO) run ./tools/testsummary
 	$(MAKE) --no-print-directory fuzz
+
+# What `make check` leaves out. Whole packages: the emulator's own tests (its TestMain
+# starts one), the scenario runner and the local region. Elsewhere, by name: a test
+# that needs Cosmos has Emulator in its name or runs as a subtest named emulator (the
+# conformance suite on the Cosmos store is TestConformance/emulator). Go's -skip keeps
+# them from running at all, so nothing counts as skipped; and with HCPSCHED_NO_EMULATOR
+# set the emulator refuses to start, so a test named otherwise fails instead of
+# slowing the loop down.
+CHECK_EXCLUDE := $(MODULE)/internal/dev/emulator $(MODULE)/internal/dev/scenario $(MODULE)/internal/dev/localregion
+CHECK_SKIP := Emulator|/^emulator$$|//^emulator$$
+
+## check: the fast inner loop, about 2 minutes warm: gofmt, go vet, staticcheck, then the
+## unit tests with the race detector on the memory store only (no emulator, no scenario
+## or chaos run, no fuzzing, no promtool). `make test` runs everything.
+check: lint
+	set -o pipefail; HCPSCHED_NO_EMULATOR=1 $(GO) test $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) -skip '$(CHECK_SKIP)' -json \
+		$$($(GO) list ./... ./tools/... | grep -vxF $(CHECK_EXCLUDE:%=-e %)) | $(GO) run ./tools/testsummary -conformance memory
 
 # Every `func FuzzX(f *testing.F)` in the repository, found afresh on each run, is fuzzed
 # for FUZZTIME, one `go test` per target (Go fuzzes one target per invocation). Each worker
@@ -78,8 +110,11 @@ fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
 	if [ -n "$$out" ]; then echo "gofmt would rewrite:"; echo "$$out"; exit 1; fi
 
+# -race: vet type-checks against its dependencies' compiled export data, and compiled
+# with the race detector, as the tests are, they are the tests' own build; a plain vet
+# compiled every package a second time (about 2 minutes of a cold `make test`).
 vet:
-	$(GO) vet ./...
+	$(GO) vet -race ./...
 
 # staticcheck is pinned in tools/go.mod as a `tool` (go.work makes it visible), so it never
 # enters the product's dependency graph.

@@ -32,20 +32,21 @@ func parseFlags(args []string, stderr io.Writer) (localregion.Options, error) {
 	o := localregion.DefaultOptions()
 	fs := flag.NewFlagSet("localregion", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&o.ManagementClusters, "management-clusters", o.ManagementClusters, "Management clusters to register; stamp 1 has a tight capacity and, with more than one, the last is Unschedulable")
-	fs.IntVar(&o.Clusters, "clusters", o.Clusters, "Clusters to create")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage of localregion: a whole region on this machine. Stamp 1's management cluster has a tight\n"+
+			"capacity and, with more than one, the last management cluster is Unschedulable.\n\n")
+		fs.PrintDefaults()
+	}
 	fs.IntVar(&o.SingleReplicaEvery, "single-replica-every", o.SingleReplicaEvery, "Make every Nth cluster single-replica; 0 for none")
 	fs.DurationVar(&o.CreateInterval, "create-interval", o.CreateInterval, "Time between two cluster creations")
-	fs.BoolVar(&o.ExitWhenSettled, "exit-when-settled", o.ExitWhenSettled, "Exit 0 once every cluster is placed, created in Cluster Service and observed and no reservation remains")
-	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "With --exit-when-settled, fail if the region has not settled by then")
+	fs.BoolVar(&o.ExitWhenSettled, "exit-when-settled", o.ExitWhenSettled, "Exit 0 once every cluster is placed, created in Cluster Service and observed and no reservation remains; non-zero after --timeout")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "Worker nodes of every management cluster but the tight one")
 	fs.IntVar(&o.MaxNodes, "max-nodes", o.MaxNodes, "Autoscaling maximum of the normal worker pools the fleet sees (the simulator does not scale; below --nodes means --nodes)")
 	fs.IntVar(&o.TightNodes, "tight-nodes", o.TightNodes, "Worker nodes of the tight management cluster (stamp 1)")
-	fs.DurationVar(&o.ReportInterval, "report-interval", o.ReportInterval, "How often the simulator writes capacity reports and the fleet mirrors them (real MCs: 30s)")
 	fs.DurationVar(&o.NotReadyDelay, "not-ready-delay", o.NotReadyDelay, "How long a new hosted control plane is reported not ready")
 	fs.DurationVar(&o.ProgressEvery, "progress-every", o.ProgressEvery, "How often progress is printed")
 	fs.StringVar(&o.RepoRoot, "repo-root", o.RepoRoot, "The hcpsched checkout (default: found from the working directory)")
-	fs.StringVar(&o.OutputDir, "output-dir", o.OutputDir, "Where the binaries (bin/) and the logs (localregion/) go (default: <repo-root>/_output)")
+	o.Region.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

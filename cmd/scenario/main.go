@@ -73,17 +73,14 @@ const (
 	defaultBenchOutputFolder = "_output/bench"
 )
 
-// addRunFlags binds the flags every command shares.
+// addRunFlags binds the flags every command shares: the region's, as `make run` has
+// them, and how the runner paces it.
 func addRunFlags(fs *flag.FlagSet, o *scenario.Options) {
-	fs.IntVar(&o.ManagementClusters, "management-clusters", o.ManagementClusters, "Management clusters in the region")
-	fs.IntVar(&o.Clusters, "clusters", o.Clusters, "Clusters to create")
+	o.Region.AddFlags(fs)
 	fs.Float64Var(&o.Rate, "rate", o.Rate, "Clusters created per second; 0 creates them all at once (a burst)")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "Worker nodes per management cluster; 0 sizes them so the clusters fill at most half of the swift NICs")
 	fs.DurationVar(&o.EmulatorLatency, "emulator-latency", o.EmulatorLatency, "Latency the Cosmos emulator adds to every request, to resemble an in-region Cosmos DB")
 	fs.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "Change-feed poll interval of the backend, the fleet and the runner")
-	fs.DurationVar(&o.ReportInterval, "report-interval", o.ReportInterval, "How often the simulated MCs report capacity and the fleet mirrors it")
-	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "Longest a run may take to settle")
-	fs.StringVar(&o.OutputDir, "output-dir", o.OutputDir, "Folder of bin/ and scenario/ logs; empty is <repository>/_output")
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {

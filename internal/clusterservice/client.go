@@ -203,37 +203,41 @@ func (c *Client) CreatePinnedCluster(ctx context.Context, cluster *arohcp.Cluste
 	if err != nil {
 		return nil, fmt.Errorf("create cluster %s: build body: %w", id, err)
 	}
-	reqCtx, cancel := c.withTimeout(ctx)
-	resp, err := c.api.Clusters().Add().Body(body).SendContext(reqCtx)
-	cancel()
-	if err := checkResponse(resp, err); err != nil {
-		return nil, fmt.Errorf("create cluster %s on shard %s: %w", id, shardID, err)
-	}
-	out, ok := resp.GetBody()
-	if !ok {
-		return nil, fmt.Errorf("create cluster %s: %w", id, errEmptyBody)
-	}
-	return out, nil
+	return send[*arohcp.Cluster](ctx, c, c.api.Clusters().Add().Body(body).SendContext,
+		fmt.Sprintf("create cluster %s on shard %s", id, shardID))
 }
 
 var errEmptyBody = errors.New("cluster service answered without a body")
+
+// bodyResponse is an SDK answer that carries one object.
+type bodyResponse[T any] interface {
+	sdkResponse
+	GetBody() (T, bool)
+}
+
+// send makes one request under the client's deadline and returns the object its answer
+// carries; call names the request in errors.
+func send[T any, R bodyResponse[T]](ctx context.Context, c *Client, request func(context.Context) (R, error), call string) (T, error) {
+	var none T
+	reqCtx, cancel := c.withTimeout(ctx)
+	resp, err := request(reqCtx)
+	cancel()
+	if err := checkResponse(resp, err); err != nil {
+		return none, fmt.Errorf("%s: %w", call, err)
+	}
+	out, ok := resp.GetBody()
+	if !ok {
+		return none, fmt.Errorf("%s: %w", call, errEmptyBody)
+	}
+	return out, nil
+}
 
 // GetCluster fetches one cluster by its bare id.
 func (c *Client) GetCluster(ctx context.Context, id string) (*arohcp.Cluster, error) {
 	if err := ValidateClusterReference(id); err != nil {
 		return nil, fmt.Errorf("get cluster: %w", err)
 	}
-	reqCtx, cancel := c.withTimeout(ctx)
-	resp, err := c.api.Clusters().Cluster(id).Get().SendContext(reqCtx)
-	cancel()
-	if err := checkResponse(resp, err); err != nil {
-		return nil, fmt.Errorf("get cluster %s: %w", id, err)
-	}
-	out, ok := resp.GetBody()
-	if !ok {
-		return nil, fmt.Errorf("get cluster %s: %w", id, errEmptyBody)
-	}
-	return out, nil
+	return send[*arohcp.Cluster](ctx, c, c.api.Clusters().Cluster(id).Get().SendContext, "get cluster "+id)
 }
 
 // GetClusterProvisionShard reads GET .../clusters/{id}/provision_shard. CS answers with an
@@ -361,17 +365,7 @@ func (c *Client) GetProvisionShard(ctx context.Context, id string) (*arohcp.Prov
 	if err := ValidateShardID(id); err != nil {
 		return nil, fmt.Errorf("get provision shard: %w", err)
 	}
-	reqCtx, cancel := c.withTimeout(ctx)
-	resp, err := c.api.ProvisionShards().ProvisionShard(id).Get().SendContext(reqCtx)
-	cancel()
-	if err := checkResponse(resp, err); err != nil {
-		return nil, fmt.Errorf("get provision shard %s: %w", id, err)
-	}
-	out, ok := resp.GetBody()
-	if !ok {
-		return nil, fmt.Errorf("get provision shard %s: %w", id, errEmptyBody)
-	}
-	return out, nil
+	return send[*arohcp.ProvisionShard](ctx, c, c.api.ProvisionShards().ProvisionShard(id).Get().SendContext, "get provision shard "+id)
 }
 
 // CreateProvisionShard registers shard. CS requires region, cloud_provider, topology
@@ -382,18 +376,8 @@ func (c *Client) CreateProvisionShard(ctx context.Context, shard *arohcp.Provisi
 	if shard == nil {
 		return nil, errors.New("create provision shard: no shard given")
 	}
-	aks := shard.AzureShard().AksManagementClusterResourceId()
-	reqCtx, cancel := c.withTimeout(ctx)
-	resp, err := c.api.ProvisionShards().Add().Body(shard).SendContext(reqCtx)
-	cancel()
-	if err := checkResponse(resp, err); err != nil {
-		return nil, fmt.Errorf("create provision shard for %s: %w", aks, err)
-	}
-	out, ok := resp.GetBody()
-	if !ok {
-		return nil, fmt.Errorf("create provision shard for %s: %w", aks, errEmptyBody)
-	}
-	return out, nil
+	return send[*arohcp.ProvisionShard](ctx, c, c.api.ProvisionShards().Add().Body(shard).SendContext,
+		"create provision shard for "+shard.AzureShard().AksManagementClusterResourceId())
 }
 
 // SetProvisionShardStatus sends a PATCH carrying only the status.
@@ -410,17 +394,8 @@ func (c *Client) SetProvisionShardStatus(ctx context.Context, id, status string)
 	if err != nil {
 		return nil, fmt.Errorf("set provision shard %s status: build body: %w", id, err)
 	}
-	reqCtx, cancel := c.withTimeout(ctx)
-	resp, err := c.api.ProvisionShards().ProvisionShard(id).Update().Body(patch).SendContext(reqCtx)
-	cancel()
-	if err := checkResponse(resp, err); err != nil {
-		return nil, fmt.Errorf("set provision shard %s status to %s: %w", id, status, err)
-	}
-	out, ok := resp.GetBody()
-	if !ok {
-		return nil, fmt.Errorf("set provision shard %s status to %s: %w", id, status, errEmptyBody)
-	}
-	return out, nil
+	return send[*arohcp.ProvisionShard](ctx, c, c.api.ProvisionShards().ProvisionShard(id).Update().Body(patch).SendContext,
+		fmt.Sprintf("set provision shard %s status to %s", id, status))
 }
 
 // ActivateProvisionShard makes a shard eligible for CS's own (unpinned) placement.

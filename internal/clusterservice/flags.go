@@ -2,7 +2,8 @@ package clusterservice
 
 import (
 	"flag"
-	"fmt"
+
+	"github.com/hcpsched/hcpsched/internal/durationflag"
 )
 
 // AddFlags registers the Cluster Service connection flags on fs, filling cfg. Secrets
@@ -14,17 +15,11 @@ func AddFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.ClientSecret, "clusters-service-client-secret", cfg.ClientSecret, "Client-credentials secret for Cluster Service")
 	fs.StringVar(&cfg.TokenURL, "clusters-service-token-url", cfg.TokenURL, "Token endpoint for the client-credentials grant")
 	fs.BoolVar(&cfg.Insecure, "clusters-service-insecure", cfg.Insecure, "Skip TLS verification of Cluster Service (development only)")
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	fs.DurationVar(&cfg.Timeout, "clusters-service-timeout", cfg.Timeout,
+	durationflag.Var(fs, &cfg.Timeout, timeoutFlag, DefaultTimeout,
 		"Deadline of each Cluster Service request, its token request and the SDK's retries included")
 }
 
+const timeoutFlag = "clusters-service-timeout"
+
 // Validate reports settings the flags cannot take, naming the flag.
-func (c Config) Validate() error {
-	if c.Timeout <= 0 {
-		return fmt.Errorf("--clusters-service-timeout must be positive, got %s", c.Timeout)
-	}
-	return nil
-}
+func (c Config) Validate() error { return durationflag.Positive(timeoutFlag, c.Timeout) }

@@ -67,26 +67,42 @@ func ValidateShardID(id string) error {
 	return nil
 }
 
-// ClusterHREF returns the path CS uses for a cluster, the form hcpsched stores as
-// pendingClusterServiceID.
-func ClusterHREF(id string) (string, error) {
-	if err := ValidateClusterID(id); err != nil {
-		return "", err
-	}
-	return ClustersPath + "/" + id, nil
+// collection is a CS collection whose objects' paths hcpsched writes and reads: its path,
+// its name in errors, and the rule its ids follow.
+type collection struct {
+	path, what string
+	validate   func(id string) error
 }
 
-// ParseClusterHREF returns the bare id in a cluster path.
-func ParseClusterHREF(href string) (string, error) {
-	id, err := cutHREF(href, ClustersPath, "cluster")
+var (
+	clusters        = collection{path: ClustersPath, what: "cluster", validate: ValidateClusterID}
+	provisionShards = collection{path: ProvisionShardsPath, what: "provision shard", validate: ValidateShardID}
+)
+
+func (c collection) href(id string) (string, error) {
+	if err := c.validate(id); err != nil {
+		return "", err
+	}
+	return c.path + "/" + id, nil
+}
+
+func (c collection) parse(href string) (string, error) {
+	id, err := cutHREF(href, c.path, c.what)
 	if err != nil {
 		return "", err
 	}
-	if err := ValidateClusterID(id); err != nil {
-		return "", fmt.Errorf("cluster href %q: %w", href, err)
+	if err := c.validate(id); err != nil {
+		return "", fmt.Errorf("%s href %q: %w", c.what, href, err)
 	}
 	return id, nil
 }
+
+// ClusterHREF returns the path CS uses for a cluster, the form hcpsched stores as
+// pendingClusterServiceID.
+func ClusterHREF(id string) (string, error) { return clusters.href(id) }
+
+// ParseClusterHREF returns the bare id in a cluster path.
+func ParseClusterHREF(href string) (string, error) { return clusters.parse(href) }
 
 // LegacyClustersPath is the clusters_mgmt collection that ARO-HCP's oldest cluster
 // documents point into. The clusters_mgmt and aro_hcp APIs address one cluster by one id
@@ -112,24 +128,10 @@ func ParseAnyClusterHREF(href string) (id string, legacy bool, err error) {
 }
 
 // ShardHREF returns the path CS uses for a provision shard, the form the fleet records.
-func ShardHREF(id string) (string, error) {
-	if err := ValidateShardID(id); err != nil {
-		return "", err
-	}
-	return ProvisionShardsPath + "/" + id, nil
-}
+func ShardHREF(id string) (string, error) { return provisionShards.href(id) }
 
 // ParseShardHREF returns the bare id in a provision shard path.
-func ParseShardHREF(href string) (string, error) {
-	id, err := cutHREF(href, ProvisionShardsPath, "provision shard")
-	if err != nil {
-		return "", err
-	}
-	if err := ValidateShardID(id); err != nil {
-		return "", fmt.Errorf("provision shard href %q: %w", href, err)
-	}
-	return id, nil
-}
+func ParseShardHREF(href string) (string, error) { return provisionShards.parse(href) }
 
 func cutHREF(href, collection, what string) (string, error) {
 	id, ok := strings.CutPrefix(href, collection+"/")

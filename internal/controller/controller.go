@@ -282,7 +282,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	start := time.Now()
 	// The deadline frees a worker stuck on a call that never answers; the reconcile
 	// returns its ctx error and goes back through the rate limiter like any failure.
-	rctx, cancel := context.WithTimeout(WithLogger(ctx, logger), c.opts.ReconcileTimeout)
+	// The name says which controller every write of the reconcile is made by.
+	rctx, cancel := context.WithTimeout(WithName(WithLogger(ctx, logger), c.opts.Name), c.opts.ReconcileTimeout)
 	result, panicked, err := c.reconcileSafely(rctx, key, logger)
 	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded)
 	cancel()

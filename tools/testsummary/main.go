@@ -3,11 +3,15 @@
 // suite ran) and ends with one line: "N passed, N failed, N skipped". It exits non-zero
 // when a test or build failed or when any test was skipped: a skipped test must never
 // count as passing.
+//
+// -conformance names the stores whose conformance suite must have run (default both);
+// `make check`, which runs no emulator, asks for the memory store's alone.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +33,29 @@ var conformanceSuites = map[string]string{
 	"github.com/hcpsched/hcpsched/internal/database/cosmos": "Cosmos store on the emulator",
 }
 
+// storeNames are the -conformance names of the stores, in the order they are reported.
+var storeNames = []struct{ flag, store string }{
+	{"memory", "memory store"},
+	{"cosmos", "Cosmos store on the emulator"},
+}
+
+// requiredStores turns -conformance's comma-separated names into the stores reported.
+func requiredStores(names string) ([]string, error) {
+	var out []string
+	for _, name := range strings.Split(names, ",") {
+		found := false
+		for _, s := range storeNames {
+			if s.flag == strings.TrimSpace(name) {
+				out, found = append(out, s.store), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("-conformance: unknown store %q (want memory or cosmos)", name)
+		}
+	}
+	return out, nil
+}
+
 type summary struct {
 	passed, failed, skipped int
 	failedPackages          []string
@@ -39,12 +66,19 @@ type summary struct {
 }
 
 func main() {
+	conformance := flag.String("conformance", "memory,cosmos", "the stores whose conformance suite must have run, comma-separated: memory, cosmos")
+	flag.Parse()
+	stores, err := requiredStores(*conformance)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
+		os.Exit(2)
+	}
 	s, err := read(os.Stdin, os.Stdout)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
 		os.Exit(2)
 	}
-	if !s.report(os.Stdout) {
+	if !s.report(os.Stdout, stores) {
 		os.Exit(1)
 	}
 }
@@ -109,7 +143,9 @@ func (s *summary) count(e event) {
 	}
 }
 
-func (s *summary) report(out io.Writer) bool {
+// report prints the summary and reports whether the run passed: nothing failed, nothing
+// was skipped, and the conformance suite ran on every store in stores.
+func (s *summary) report(out io.Writer, stores []string) bool {
 	for _, t := range s.failedTests {
 		fmt.Fprintf(out, "\n--- FAIL: %s\n%s", t, strings.Join(s.output[t], ""))
 	}
@@ -119,7 +155,7 @@ func (s *summary) report(out io.Writer) bool {
 		}
 	}
 	fmt.Fprintln(out)
-	for _, want := range []string{"memory store", "Cosmos store on the emulator"} {
+	for _, want := range stores {
 		c, ok := s.conformance[want]
 		if !ok {
 			fmt.Fprintf(out, "store conformance suite on the %s: NOT RUN\n", want)

@@ -21,14 +21,18 @@ func newTestStore(t *testing.T) *cosmos.Store {
 	return cosmostest.New(t, "hcpsched-test", nil).Store
 }
 
+// The suite runs as the subtest emulator, the name make check leaves out (it runs the
+// memory store's suite alone).
 func TestConformance(t *testing.T) {
-	store := newTestStore(t)
-	var n atomic.Int64
-	conformance.Run(t, func(t *testing.T) database.Container {
-		name := fmt.Sprintf("conformance-%d", n.Add(1))
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		require.NoError(t, store.EnsureContainer(ctx, name))
-		return store.Container(name)
+	t.Run("emulator", func(t *testing.T) {
+		store := newTestStore(t)
+		var n atomic.Int64
+		conformance.Run(t, func(t *testing.T) database.Container {
+			name := fmt.Sprintf("conformance-%d", n.Add(1))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			require.NoError(t, store.EnsureContainer(ctx, name))
+			return store.Container(name)
+		})
 	})
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hcpsched/hcpsched/internal/durationflag"
 )
 
 // DefaultDatabase is the database name ARO-HCP's components use.
@@ -21,20 +23,14 @@ func AddFlags(fs *flag.FlagSet, cfg *Config) {
 	}
 	fs.StringVar(&cfg.Database, "cosmos-database", cfg.Database, "Cosmos DB database name")
 	fs.StringVar(&cfg.Key, "cosmos-key", cfg.Key, "Cosmos DB account key; leave empty to use the default Azure credential chain (workload identity). For emulators only")
-	if cfg.TryTimeout == 0 {
-		cfg.TryTimeout = DefaultTryTimeout
-	}
-	fs.DurationVar(&cfg.TryTimeout, "cosmos-try-timeout", cfg.TryTimeout,
+	durationflag.Var(fs, &cfg.TryTimeout, tryTimeoutFlag, DefaultTryTimeout,
 		"Deadline of each HTTP attempt of a Cosmos DB call; the SDK tries a timed-out read again, a timed-out write is left to the caller's retry")
 }
 
+const tryTimeoutFlag = "cosmos-try-timeout"
+
 // Validate reports settings the flags cannot take, naming the flag.
-func (c Config) Validate() error {
-	if c.TryTimeout <= 0 {
-		return fmt.Errorf("--cosmos-try-timeout must be positive, got %s", c.TryTimeout)
-	}
-	return nil
-}
+func (c Config) Validate() error { return durationflag.Positive(tryTimeoutFlag, c.TryTimeout) }
 
 // Open connects to the configured database with request metrics on reg. It does no I/O.
 func Open(cfg Config, reg prometheus.Registerer) (*Store, error) {

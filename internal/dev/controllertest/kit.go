@@ -177,7 +177,9 @@ func (k *Kit) Start(t testing.TB) {
 
 // Ctx is the context a worker hands a reconcile of the named controller.
 func (k *Kit) Ctx(t testing.TB, name string) context.Context {
-	return controller.WithLogger(t.Context(), k.Logger.With("controller", name))
+	// The name, as the worker puts it there, credits the reconcile's writes to the
+	// controller in the data-flow check.
+	return controller.WithName(controller.WithLogger(t.Context(), k.Logger.With("controller", name)), name)
 }
 
 // Reconciler is one controller's reconcile, called by the test key by key.

@@ -29,6 +29,9 @@ type Database struct {
 // client's request metrics on reg (nil: a private registry).
 func New(t testing.TB, prefix string, reg prometheus.Registerer, containers ...string) *Database {
 	t.Helper()
+	// A run that excludes the emulator excludes a real account as well: it is the run
+	// on the memory store alone.
+	require.NoError(t, emulator.Excluded())
 	cfg := cosmos.Config{
 		Endpoint: os.Getenv("HCPSCHED_COSMOS_ENDPOINT"),
 		Key:      os.Getenv("HCPSCHED_COSMOS_KEY"),

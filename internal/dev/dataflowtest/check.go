@@ -11,8 +11,10 @@ import (
 
 // Section is one actor's section of the data-flow document.
 type Section struct {
+	// Title names the actor; Name() is how a controller's name matches it.
 	Title string
-	// File is the base name of the file the section links to.
+	// File is the base name of the file the section links to; every actor's section has
+	// one.
 	File string
 	// Writes are the documented written paths by document type.
 	Writes map[string][]string
@@ -51,7 +53,12 @@ func ParseDoc(md string) []Section {
 
 // Name is the section's title without a trailing "Controller" or parenthesis, as the
 // backend's controller names are spelled.
-func (s Section) Name() string { return titleSuffix.ReplaceAllString(s.Title, "") }
+func (s Section) Name() string { return bareName(s.Title) }
+
+// bareName drops a trailing "Controller" or parenthesis, so that a controller named
+// LifecycleController and one named Placement match the sections LifecycleController
+// and PlacementController alike.
+func bareName(name string) string { return titleSuffix.ReplaceAllString(name, "") }
 
 // covers reports whether a documented path covers a recorded one: equal, or a prefix of
 // it ending at a field or an array/condition boundary.
@@ -62,17 +69,23 @@ func covers(documented, recorded string) bool {
 }
 
 // Check returns one problem per recorded Write that the document's Write rows for the
-// controller's section and the document type do not cover.
+// controller's section and the document type do not cover, and one per Write made
+// outside any controller, which no section can cover.
 func Check(sections []Section, writes []Write) []string {
-	byFile := map[string]Section{}
+	byName := map[string]Section{}
 	for _, s := range sections {
-		byFile[s.File] = s
+		byName[s.Name()] = s
 	}
 	var problems []string
 	for _, w := range writes {
-		s, ok := byFile[w.Source]
+		if w.Controller == "" {
+			problems = append(problems, fmt.Sprintf("a write outside any controller (its ctx names none) changed %s.%s: "+
+				"a reconcile's ctx carries its controller's name (controller.WithName); wrap only the containers controllers write through", w.Type, w.Path))
+			continue
+		}
+		s, ok := byName[bareName(w.Controller)]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: no section links to this file; it wrote %s.%s", w.Source, w.Type, w.Path))
+			problems = append(problems, fmt.Sprintf("%s: no section of the document is titled for this controller; it wrote %s.%s", w.Controller, w.Type, w.Path))
 			continue
 		}
 		covered := false
@@ -83,7 +96,7 @@ func Check(sections []Section, writes []Write) []string {
 			}
 		}
 		if !covered {
-			problems = append(problems, fmt.Sprintf("%s (%s): writes %s `%s`, missing from its Write rows", s.Name(), w.Source, w.Type, w.Path))
+			problems = append(problems, fmt.Sprintf("%s (%s): writes %s `%s`, missing from its Write rows", s.Name(), s.File, w.Type, w.Path))
 		}
 	}
 	return problems

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
 )
 
@@ -16,9 +17,9 @@ import (
 func TestRecordAgainstEmulator(t *testing.T) {
 	store := cosmostest.New(t, "hcpsched-dataflow-test", nil, api.FleetContainer).Store
 	rec := &Recorder{}
-	c := &container{Container: store.Container(api.FleetContainer), rec: rec, source: func() string { return "lifecycle_controller.go" }}
+	c := &container{Container: store.Container(api.FleetContainer), rec: rec}
 	rid := api.ManagementClusterResourceID("1")
-	ctx := context.Background()
+	ctx := controller.WithName(context.Background(), "LifecycleController")
 
 	doc := func(ready string) []byte {
 		return []byte(`{"id":"` + api.CosmosID(rid.String()) + `","partitionKey":"1","resourceID":"` + rid.String() + `","resourceType":"` + api.ManagementClusterResourceType +
@@ -27,7 +28,7 @@ func TestRecordAgainstEmulator(t *testing.T) {
 	created, err := c.Create(ctx, "1", doc("False"))
 	require.NoError(t, err)
 	w := func(path string) Write {
-		return Write{Source: "lifecycle_controller.go", Type: "ManagementCluster", Path: path}
+		return Write{Controller: "LifecycleController", Type: "ManagementCluster", Path: path}
 	}
 	assert.Equal(t, []Write{w("id"), w("partitionKey"), w("resourceID"), w("resourceType"), w("spec.schedulingPolicy"), w("status.conditions[Ready].status"), w("status.conditions[Ready].type")}, rec.Writes())
 

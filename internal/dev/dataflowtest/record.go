@@ -1,26 +1,26 @@
 // Package dataflowtest checks docs/cosmos-data-flow.md against the code: during a
 // package's controller tests it records the JSON field paths every controller changes in
 // Cosmos, and afterwards fails when a changed path is missing from that controller's Write
-// rows.
+// rows. A write is credited to the controller named in its ctx (controller.WithName, which
+// every reconcile's ctx carries), so where the code that writes lives does not matter.
 package dataflowtest
 
 import (
 	"context"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 )
 
 // Write is one field a controller changed in one type of document.
 type Write struct {
-	// Source is the base name of the controller's file, e.g. placement_controller.go;
-	// the data-flow document links every section to its file.
-	Source string
+	// Controller is the name of the controller that wrote, as its ctx carried it (e.g.
+	// Placement, LifecycleController); "" for a write made outside any controller.
+	Controller string
 	// Type is the document type as the data-flow document names it, e.g.
 	// ServiceProviderCluster.
 	Type string
@@ -57,7 +57,7 @@ func (r *Recorder) Writes() []Write {
 		out = append(out, w)
 	}
 	slices.SortFunc(out, func(a, b Write) int {
-		return strings.Compare(a.Source+"\x00"+a.Type+"\x00"+a.Path, b.Source+"\x00"+b.Type+"\x00"+b.Path)
+		return strings.Compare(a.Controller+"\x00"+a.Type+"\x00"+a.Path, b.Controller+"\x00"+b.Type+"\x00"+b.Path)
 	})
 	return out
 }
@@ -69,27 +69,26 @@ type store struct{ database.Store }
 
 func (s store) Container(name string) database.Container { return Wrap(s.Store.Container(name)) }
 
-// Wrap returns c recording into Default every field that a successful Create or Replace
-// made by a controller changes. Writes from outside a controller file (the tests' own
-// seeding) are not recorded.
+// Wrap returns c recording into Default every field that a successful Create, Replace
+// or Batch changes, credited to the controller named in the write's ctx. A write whose ctx
+// names no controller is recorded as such, and Check reports it: wrap only what
+// controllers write through, and seed tests through the unwrapped container.
 func Wrap(c database.Container) database.Container {
 	if w, ok := c.(*container); ok {
 		return w
 	}
-	return &container{Container: c, rec: Default, source: controllerFile}
+	return &container{Container: c, rec: Default}
 }
 
 type container struct {
 	database.Container
 	rec *Recorder
-	// source names the writer's file; "" leaves a write unrecorded.
-	source func() string
 }
 
 func (c *container) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {
 	item, err := c.Container.Create(ctx, pk, body)
 	if err == nil {
-		c.record(nil, body)
+		c.record(ctx, nil, body)
 	}
 	return item, err
 }
@@ -100,7 +99,7 @@ func (c *container) Replace(ctx context.Context, pk, id string, body []byte, ifM
 	before, getErr := c.Container.Get(ctx, pk, id)
 	item, err := c.Container.Replace(ctx, pk, id, body, ifMatch)
 	if err == nil && getErr == nil && before.ETag == ifMatch {
-		c.record(before.Body, body)
+		c.record(ctx, before.Body, body)
 	}
 	return item, err
 }
@@ -119,48 +118,27 @@ func (c *container) Batch(ctx context.Context, pk string, ops []database.BatchOp
 		for i, op := range ops {
 			switch {
 			case op.Kind == database.BatchCreate:
-				c.record(nil, op.Body)
+				c.record(ctx, nil, op.Body)
 			case op.Kind == database.BatchReplace && befores[i] != nil:
-				c.record(befores[i], op.Body)
+				c.record(ctx, befores[i], op.Body)
 			}
 		}
 	}
 	return results, err
 }
 
-func (c *container) record(before, after []byte) {
-	source := c.source()
-	if source == "" {
-		return
-	}
+func (c *container) record(ctx context.Context, before, after []byte) {
+	name, _ := controller.NameFrom(ctx)
 	_, rid, rtype := api.Identify(after)
 	typ := TypeName(rtype, rid)
 	paths, err := Diff(before, after)
 	if err != nil {
 		// An undecodable body fails the check rather than passing silently.
-		c.rec.Add(Write{Source: source, Type: typ, Path: "<undecodable: " + err.Error() + ">"})
+		c.rec.Add(Write{Controller: name, Type: typ, Path: "<undecodable: " + err.Error() + ">"})
 		return
 	}
 	for _, p := range paths {
-		c.rec.Add(Write{Source: source, Type: typ, Path: p})
-	}
-}
-
-// controllerFile is the base name of the innermost *_controller.go file on the caller's
-// stack: controllers live one per file (docs_test holds every such file to a section),
-// and shared helpers they call are attributed to them.
-func controllerFile() string {
-	pcs := make([]uintptr, 64)
-	n := runtime.Callers(2, pcs)
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if base := filepath.Base(f.File); strings.HasSuffix(base, "_controller.go") {
-			return base
-		}
-		if !more {
-			return ""
-		}
+		c.rec.Add(Write{Controller: name, Type: typ, Path: p})
 	}
 }
 

@@ -41,6 +41,13 @@ const WellKnownKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8
 // when Options.Dir is empty.
 const EnvDir = "HCPSCHED_EMULATOR_DIR"
 
+// EnvExcluded names the environment variable that keeps the emulator from starting:
+// `make check` sets it, so that its run holds no emulator-backed test (see Excluded).
+const EnvExcluded = "HCPSCHED_NO_EMULATOR"
+
+// ErrExcluded is what Start returns while $HCPSCHED_NO_EMULATOR is set.
+var ErrExcluded = errors.New("emulator: not started: the test run excludes it")
+
 const (
 	defaultStartTimeout = 30 * time.Second
 	stopGrace           = 5 * time.Second
@@ -84,10 +91,25 @@ type Emulator struct {
 	tail     *tailBuffer
 }
 
+// Excluded returns ErrExcluded, with what to do about it, while $HCPSCHED_NO_EMULATOR
+// is set. `make check` leaves the emulator-backed tests out of its run by name (a test
+// whose name holds Emulator, a subtest named emulator); one that is named otherwise
+// fails here rather than running in the fast loop.
+func Excluded() error {
+	if os.Getenv(EnvExcluded) == "" {
+		return nil
+	}
+	return fmt.Errorf("%w ($%s is set, as make check sets it): name a test that needs Cosmos ...Emulator, "+
+		"or run it as a subtest named emulator, so that make check leaves it out; make test runs it", ErrExcluded, EnvExcluded)
+}
+
 // Start launches the emulator and returns once it answers GET / (account
 // discovery). ctx bounds the start only; the process lives until Stop or
 // until this process exits.
 func Start(ctx context.Context, opts Options) (*Emulator, error) {
+	if err := Excluded(); err != nil {
+		return nil, err
+	}
 	dir, err := resolveDir(opts.Dir)
 	if err != nil {
 		return nil, err

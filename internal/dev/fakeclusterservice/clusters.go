@@ -179,21 +179,12 @@ func (s *Server) otherShardLocked(shardID string) string {
 }
 
 func (s *Server) getCluster(w http.ResponseWriter, id string) error {
-	s.mu.Lock()
-	c, ok := s.clusters[id]
-	s.mu.Unlock()
-	if !ok {
-		return notFound("cluster '%s' not found", id)
-	}
-	return writeObject(w, http.StatusOK, arohcp.MarshalCluster, c)
+	return getObject(w, &s.mu, s.clusters, id, "cluster", arohcp.MarshalCluster)
 }
 
 func (s *Server) patchCluster(w http.ResponseWriter, id string, body []byte) error {
-	_, raw, err := decodeCluster(body)
+	_, raw, err := decodePatch(body, decodeCluster, clusterImmutable)
 	if err != nil {
-		return badRequest("%v", err)
-	}
-	if err := checkNotPresent(raw, clusterImmutable, ""); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -232,34 +223,13 @@ func (s *Server) getClusterShard(w http.ResponseWriter, id string) error {
 	return writeObject(w, http.StatusOK, arohcp.MarshalProvisionShard, shard)
 }
 
+var clusterList = list[*arohcp.Cluster]{
+	kind: "ClusterList", href: clustersPath, what: "clusters",
+	searchFields: clusterSearchFields, fieldValue: clusterFieldValue, marshal: arohcp.MarshalClusterList,
+}
+
 func (s *Server) listClusters(w http.ResponseWriter, r *http.Request) error {
-	pr, err := parseListQuery(r)
-	if err != nil {
-		return err
-	}
-	var want map[string]string
-	if pr.search != "" {
-		if want, err = whitelisted(pr.search, clusterSearchFields); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	var matched []*arohcp.Cluster
-	for _, id := range s.clusterOrder {
-		c := s.clusters[id]
-		if matchesAll(want, func(f string) string { return clusterFieldValue(c, f) }) {
-			matched = append(matched, c)
-		}
-	}
-	s.mu.Unlock()
-	from, to := pr.window(len(matched))
-	items, err := encode(arohcp.MarshalClusterList, matched[from:to])
-	if err != nil {
-		return fmt.Errorf("encode clusters: %w", err)
-	}
-	writeRaw(w, http.StatusOK, "application/json",
-		listBody("ClusterList", clustersPath, pr.page, to-from, len(matched), items))
-	return nil
+	return clusterList.serve(w, r, &s.mu, func() []*arohcp.Cluster { return inOrder(s.clusterOrder, s.clusters) })
 }
 
 func matchesAll(want map[string]string, value func(string) string) bool {

@@ -1,8 +1,11 @@
 package fakeclusterservice
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"sync"
 )
 
 const (
@@ -52,4 +55,53 @@ func (pr pageRequest) window(total int) (from, to int) {
 		to = total
 	}
 	return from, to
+}
+
+// list is one collection's list endpoint: its kind and href, the fields a search may
+// name, and how to read and encode its objects.
+type list[T any] struct {
+	kind, href   string
+	what         string // in errors
+	searchFields []string
+	fieldValue   func(T, string) string
+	marshal      func([]T, io.Writer) error
+}
+
+// serve answers a list request: the search selects among all (in creation order, read
+// under mu), and the page and size window what is returned.
+func (l list[T]) serve(w http.ResponseWriter, r *http.Request, mu *sync.Mutex, all func() []T) error {
+	pr, err := parseListQuery(r)
+	if err != nil {
+		return err
+	}
+	var want map[string]string
+	if pr.search != "" {
+		if want, err = whitelisted(pr.search, l.searchFields); err != nil {
+			return err
+		}
+	}
+	mu.Lock()
+	var matched []T
+	for _, o := range all() {
+		if matchesAll(want, func(f string) string { return l.fieldValue(o, f) }) {
+			matched = append(matched, o)
+		}
+	}
+	mu.Unlock()
+	from, to := pr.window(len(matched))
+	items, err := encode(l.marshal, matched[from:to])
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", l.what, err)
+	}
+	writeRaw(w, http.StatusOK, "application/json", listBody(l.kind, l.href, pr.page, to-from, len(matched), items))
+	return nil
+}
+
+// inOrder returns the objects of ids, in that order.
+func inOrder[T any](ids []string, objects map[string]T) []T {
+	out := make([]T, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, objects[id])
+	}
+	return out
 }

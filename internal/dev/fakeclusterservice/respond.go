@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 
 	sdkerrors "github.com/openshift-online/ocm-sdk-go/errors"
 )
@@ -101,4 +102,16 @@ func writeObject[T any](w http.ResponseWriter, status int, marshal func(T, io.Wr
 	}
 	writeRaw(w, status, "application/json", body)
 	return nil
+}
+
+// getObject answers GET of the object id among objects (read under mu); what names its
+// type in the 404.
+func getObject[T any](w http.ResponseWriter, mu *sync.Mutex, objects map[string]T, id, what string, marshal func(T, io.Writer) error) error {
+	mu.Lock()
+	o, ok := objects[id]
+	mu.Unlock()
+	if !ok {
+		return notFound("%s '%s' not found", what, id)
+	}
+	return writeObject(w, http.StatusOK, marshal, o)
 }

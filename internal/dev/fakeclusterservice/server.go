@@ -228,6 +228,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// collection is one of the API's collections: its list and create, its objects' get and
+// patch.
+type collection struct {
+	list   func(http.ResponseWriter, *http.Request) error
+	create func(http.ResponseWriter, []byte) error
+	get    func(http.ResponseWriter, string) error
+	patch  func(http.ResponseWriter, string, []byte) error
+}
+
+func (s *Server) collections() map[string]collection {
+	return map[string]collection{
+		"clusters":         {list: s.listClusters, create: s.createCluster, get: s.getCluster, patch: s.patchCluster},
+		"provision_shards": {list: s.listShards, create: s.createShard, get: s.getShard, patch: s.patchShard},
+	}
+}
+
 func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) error {
 	rest, ok := strings.CutPrefix(r.URL.Path, apiPrefix+"/")
 	if !ok {
@@ -239,42 +255,23 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) erro
 			return notFound("can't find resource for path '%s'", r.URL.Path)
 		}
 	}
+	c, known := s.collections()[parts[0]]
+	// Below a collection: an object, and a cluster's provision_shard.
+	if !known || len(parts) > 3 || (len(parts) == 3 && (parts[0] != "clusters" || parts[2] != "provision_shard")) {
+		return notFound("can't find resource for path '%s'", r.URL.Path)
+	}
 	method := r.Method
 	switch {
-	case len(parts) == 1 && parts[0] == "clusters":
-		switch method {
-		case http.MethodGet:
-			return s.listClusters(w, r)
-		case http.MethodPost:
-			return s.createCluster(w, body)
-		}
-	case len(parts) == 2 && parts[0] == "clusters":
-		switch method {
-		case http.MethodGet:
-			return s.getCluster(w, parts[1])
-		case http.MethodPatch:
-			return s.patchCluster(w, parts[1], body)
-		}
-	case len(parts) == 3 && parts[0] == "clusters" && parts[2] == "provision_shard":
-		if method == http.MethodGet {
-			return s.getClusterShard(w, parts[1])
-		}
-	case len(parts) == 1 && parts[0] == "provision_shards":
-		switch method {
-		case http.MethodGet:
-			return s.listShards(w, r)
-		case http.MethodPost:
-			return s.createShard(w, body)
-		}
-	case len(parts) == 2 && parts[0] == "provision_shards":
-		switch method {
-		case http.MethodGet:
-			return s.getShard(w, parts[1])
-		case http.MethodPatch:
-			return s.patchShard(w, parts[1], body)
-		}
-	default:
-		return notFound("can't find resource for path '%s'", r.URL.Path)
+	case len(parts) == 1 && method == http.MethodGet:
+		return c.list(w, r)
+	case len(parts) == 1 && method == http.MethodPost:
+		return c.create(w, body)
+	case len(parts) == 2 && method == http.MethodGet:
+		return c.get(w, parts[1])
+	case len(parts) == 2 && method == http.MethodPatch:
+		return c.patch(w, parts[1], body)
+	case len(parts) == 3 && method == http.MethodGet:
+		return s.getClusterShard(w, parts[1])
 	}
 	return &apiError{
 		status: http.StatusMethodNotAllowed,

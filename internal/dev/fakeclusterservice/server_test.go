@@ -83,3 +83,46 @@ func TestRequestLog(t *testing.T) {
 	h.fake.ResetRequests()
 	assert.Empty(t, h.fake.Requests())
 }
+
+// Each collection answers GET and POST, each of its objects GET and PATCH, a cluster's
+// provision_shard GET; any other method on those paths is 405 and any other path 404.
+func TestRoutes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	shard := h.createShard(t)
+	cluster := newID()
+	require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(cluster, shard)).status)
+	tests := []struct {
+		method, path, body string
+		wantStatus         int
+	}{
+		{http.MethodGet, clustersPath, "", http.StatusOK},
+		{http.MethodPost, clustersPath, `{}`, http.StatusBadRequest},
+		{http.MethodDelete, clustersPath, "", http.StatusMethodNotAllowed},
+		{http.MethodGet, clustersPath + "/" + cluster, "", http.StatusOK},
+		{http.MethodPatch, clustersPath + "/" + cluster, `{}`, http.StatusOK},
+		{http.MethodPost, clustersPath + "/" + cluster, `{}`, http.StatusMethodNotAllowed},
+		{http.MethodGet, clustersPath + "/" + cluster + "/provision_shard", "", http.StatusOK},
+		{http.MethodPatch, clustersPath + "/" + cluster + "/provision_shard", `{}`, http.StatusMethodNotAllowed},
+		{http.MethodGet, clustersPath + "/" + cluster + "/inflight_checks", "", http.StatusNotFound},
+		{http.MethodGet, clustersPath + "/" + cluster + "/provision_shard/x", "", http.StatusNotFound},
+		{http.MethodGet, shardsPath, "", http.StatusOK},
+		{http.MethodPut, shardsPath, "", http.StatusMethodNotAllowed},
+		{http.MethodGet, shardsPath + "/" + shard, "", http.StatusOK},
+		{http.MethodPatch, shardsPath + "/" + shard, `{"status":"active"}`, http.StatusOK},
+		{http.MethodDelete, shardsPath + "/" + shard, "", http.StatusMethodNotAllowed},
+		{http.MethodGet, shardsPath + "/" + shard + "/provision_shard", "", http.StatusNotFound},
+		{http.MethodGet, apiPrefix + "/versions", "", http.StatusNotFound},
+		{http.MethodGet, apiPrefix, "", http.StatusNotFound},
+		{http.MethodGet, apiPrefix + "//clusters", "", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			resp := h.do(t, tt.method, tt.path, tt.body)
+			assert.Equal(t, tt.wantStatus, resp.status, resp.body)
+			if tt.wantStatus == http.StatusMethodNotAllowed {
+				assert.Equal(t, "method '"+tt.method+"' isn't supported for path '"+tt.path+"'", decode(t, resp.body)["reason"])
+			}
+		})
+	}
+}

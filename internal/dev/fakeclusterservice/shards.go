@@ -136,21 +136,12 @@ func (s *Server) createShard(w http.ResponseWriter, body []byte) error {
 }
 
 func (s *Server) getShard(w http.ResponseWriter, id string) error {
-	s.mu.Lock()
-	p, ok := s.shards[id]
-	s.mu.Unlock()
-	if !ok {
-		return notFound("provision shard '%s' not found", id)
-	}
-	return writeObject(w, http.StatusOK, arohcp.MarshalProvisionShard, p)
+	return getObject(w, &s.mu, s.shards, id, "provision shard", arohcp.MarshalProvisionShard)
 }
 
 func (s *Server) patchShard(w http.ResponseWriter, id string, body []byte) error {
-	in, raw, err := decodeShard(body)
+	in, raw, err := decodePatch(body, decodeShard, shardImmutable)
 	if err != nil {
-		return badRequest("%v", err)
-	}
-	if err := checkNotPresent(raw, shardImmutable, ""); err != nil {
 		return err
 	}
 	if status, ok := in.GetStatus(); ok {
@@ -182,32 +173,11 @@ func (s *Server) patchShard(w http.ResponseWriter, id string, body []byte) error
 	return writeObject(w, http.StatusOK, arohcp.MarshalProvisionShard, out)
 }
 
+var shardList = list[*arohcp.ProvisionShard]{
+	kind: "ProvisionShardList", href: shardsPath, what: "provision shards",
+	searchFields: shardSearchFields, fieldValue: shardFieldValue, marshal: arohcp.MarshalProvisionShardList,
+}
+
 func (s *Server) listShards(w http.ResponseWriter, r *http.Request) error {
-	pr, err := parseListQuery(r)
-	if err != nil {
-		return err
-	}
-	var want map[string]string
-	if pr.search != "" {
-		if want, err = whitelisted(pr.search, shardSearchFields); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	var matched []*arohcp.ProvisionShard
-	for _, id := range s.shardOrder {
-		p := s.shards[id]
-		if matchesAll(want, func(f string) string { return shardFieldValue(p, f) }) {
-			matched = append(matched, p)
-		}
-	}
-	s.mu.Unlock()
-	from, to := pr.window(len(matched))
-	items, err := encode(arohcp.MarshalProvisionShardList, matched[from:to])
-	if err != nil {
-		return fmt.Errorf("encode provision shards: %w", err)
-	}
-	writeRaw(w, http.StatusOK, "application/json",
-		listBody("ProvisionShardList", shardsPath, pr.page, to-from, len(matched), items))
-	return nil
+	return shardList.serve(w, r, &s.mu, func() []*arohcp.ProvisionShard { return inOrder(s.shardOrder, s.shards) })
 }

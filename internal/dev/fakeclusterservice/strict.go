@@ -25,6 +25,20 @@ func decodeShard(body []byte) (*arohcp.ProvisionShard, map[string]any, error) {
 	return decodeStrict(body, arohcp.UnmarshalProvisionShard, arohcp.MarshalProvisionShard)
 }
 
+// decodePatch decodes a PATCH body strictly and refuses it when it sets a field that
+// cannot change; both errors are the API's.
+func decodePatch[T any](body []byte, decode func([]byte) (T, map[string]any, error), immutable map[string]bool) (T, map[string]any, error) {
+	var none T
+	in, raw, err := decode(body)
+	if err != nil {
+		return none, nil, badRequest("%v", err)
+	}
+	if err := checkNotPresent(raw, immutable, ""); err != nil {
+		return none, nil, err
+	}
+	return in, raw, nil
+}
+
 func decodeStrict[T any](
 	body []byte,
 	unmarshal func(any) (T, error),

@@ -54,23 +54,17 @@ const (
 
 // Options sizes and paces the region.
 type Options struct {
-	ManagementClusters int
-	Clusters           int
+	Region
 	SingleReplicaEvery int
 	CreateInterval     time.Duration
 	ExitWhenSettled    bool
-	Timeout            time.Duration
 	Nodes              int
 	TightNodes         int
 	MaxNodes           int
-	ReportInterval     time.Duration
 	NotReadyDelay      time.Duration
 	ProgressEvery      time.Duration
 	// RepoRoot holds go.mod and emulator/; empty finds it from the working directory.
 	RepoRoot string
-	// OutputDir receives the binaries (bin/) and the logs (localregion/); empty means
-	// <RepoRoot>/_output.
-	OutputDir string
 	// GoBuildFlags are added to the `go build` of the binaries; a test run with -race
 	// passes -race so that the build reuses the dependencies its own build compiled.
 	GoBuildFlags []string
@@ -79,11 +73,13 @@ type Options struct {
 // DefaultOptions is `make run` without RUN_FLAGS.
 func DefaultOptions() Options {
 	return Options{
-		ManagementClusters: DefaultManagementClusters, Clusters: DefaultClusters,
+		Region: Region{
+			ManagementClusters: DefaultManagementClusters, Clusters: DefaultClusters,
+			ReportInterval: DefaultReportInterval, Timeout: DefaultTimeout,
+		},
 		SingleReplicaEvery: DefaultSingleReplicaEvery, CreateInterval: DefaultCreateInterval,
-		Timeout: DefaultTimeout, Nodes: mcsim.DefaultNodes, TightNodes: DefaultTightNodes, MaxNodes: DefaultMaxNodes,
-		ReportInterval: DefaultReportInterval, NotReadyDelay: DefaultNotReadyDelay,
-		ProgressEvery: DefaultProgressEvery,
+		Nodes: mcsim.DefaultNodes, TightNodes: DefaultTightNodes, MaxNodes: DefaultMaxNodes,
+		NotReadyDelay: DefaultNotReadyDelay, ProgressEvery: DefaultProgressEvery,
 	}
 }
 

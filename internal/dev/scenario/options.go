@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/hcpsched/hcpsched/internal/dev/localregion"
 )
 
 // Stores a scenario runs on.
@@ -49,9 +51,9 @@ const (
 // Options size and pace one run.
 type Options struct {
 	// Store is StoreMemory or StoreEmulator.
-	Store              string
-	ManagementClusters int
-	Clusters           int
+	Store string
+	// Region sizes the run; its OutputDir receives bin/ and scenario/<label>/ logs.
+	localregion.Region
 	// Rate creates clusters at this many per second; 0 creates them all at once.
 	Rate float64
 	// Workers is the backend's placement workers.
@@ -63,16 +65,12 @@ type Options struct {
 	Nodes              int
 	EmulatorLatency    time.Duration
 	PollInterval       time.Duration
-	ReportInterval     time.Duration
 	SingleReplicaEvery int
-	Timeout            time.Duration
 	ProgressEvery      time.Duration
 	// Label names the run's log folder; empty derives it from the store and workers.
 	Label string
 	// RepoRoot holds go.mod and emulator/; empty finds it from the working directory.
 	RepoRoot string
-	// OutputDir receives bin/ and scenario/<label>/ logs; empty is <RepoRoot>/_output.
-	OutputDir string
 	// GoBuildFlags are added to the backend binary's `go build`.
 	GoBuildFlags []string
 	// Progress receives a line every ProgressEvery; nil is silent.
@@ -88,10 +86,13 @@ type Options struct {
 // DefaultOptions is one bench run on the memory store with 20 workers.
 func DefaultOptions() Options {
 	return Options{
-		Store: StoreMemory, ManagementClusters: DefaultManagementClusters, Clusters: DefaultClusters,
+		Store: StoreMemory,
+		Region: localregion.Region{
+			ManagementClusters: DefaultManagementClusters, Clusters: DefaultClusters,
+			ReportInterval: DefaultReportInterval, Timeout: DefaultTimeout,
+		},
 		Workers: 20, Backends: 1, EmulatorLatency: DefaultEmulatorLatency, PollInterval: DefaultPollInterval,
-		ReportInterval: DefaultReportInterval, SingleReplicaEvery: DefaultSingleReplicaEvery,
-		Timeout: DefaultTimeout, ProgressEvery: DefaultProgressEvery,
+		SingleReplicaEvery: DefaultSingleReplicaEvery, ProgressEvery: DefaultProgressEvery,
 	}
 }
 
