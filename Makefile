@@ -11,12 +11,11 @@ MODULE := github.com/hcpsched/hcpsched
 
 # Every package has an explicit test timeout well below Go's default of 10 minutes, so
 # that a hung test fails with its goroutines dumped long before that. The long packages
-# (a whole local region, the short chaos profile, the chart test's static builds) have
-# one of their own; they take under a minute warm, and charttest about 2.5 minutes on a
-# cold build cache.
+# (a whole local region, the short chaos profile) have one of their own; they take
+# under a minute warm.
 TEST_TIMEOUT ?= 3m
 LONG_TEST_TIMEOUT ?= 6m
-LONG_TEST_PACKAGES := $(MODULE)/internal/dev/scenario $(MODULE)/internal/dev/localregion $(MODULE)/tools/charttest
+LONG_TEST_PACKAGES := $(MODULE)/internal/dev/scenario $(MODULE)/internal/dev/localregion
 
 .PHONY: all build check test fuzz lint fmt vet staticcheck emulator emulator-deps run bench chaos clean promtool alerts-test
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -95,4 +96,31 @@ const DefaultConflictRequeue = 2 * time.Second
 func lostRace(ctx context.Context, document string) controller.Result {
 	controller.LoggerFrom(ctx).Debug("document changed since it was cached; looking again soon", "document", document)
 	return controller.Result{RequeueAfter: DefaultConflictRequeue}
+}
+
+// shardOwner is the cached management cluster registered as a Cluster Service provision
+// shard, found through the MC cache's shard index. No MC, or several, is an error retried
+// with back-off: the fleet records the shard of every MC it registers, so either the
+// cache lags or the fleet's data is inconsistent.
+func shardOwner(mcs *informers.Lister[api.ManagementClusterProperties], shardID string) (*api.ManagementCluster, error) {
+	shardHREF, err := clusterservice.ShardHREF(shardID)
+	if err != nil {
+		return nil, fmt.Errorf("provision shard reported by Cluster Service: %w", err)
+	}
+	owners, err := mcs.ByIndex(informers.IndexByProvisionShard, strings.ToLower(shardHREF))
+	if err != nil {
+		return nil, err
+	}
+	switch len(owners) {
+	case 0:
+		return nil, fmt.Errorf("no management cluster is registered as provision shard %s", shardHREF)
+	case 1:
+		return owners[0], nil
+	default:
+		ids := make([]string, len(owners))
+		for i, mc := range owners {
+			ids[i] = mc.ResourceID
+		}
+		return nil, fmt.Errorf("%d management clusters claim provision shard %s: %v", len(owners), shardHREF, ids)
+	}
 }

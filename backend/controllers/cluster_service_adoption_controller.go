@@ -107,18 +107,11 @@ func (r *clusterServiceAdoption) adopt(ctx context.Context, spc *api.ServiceProv
 	if !where.Placed() {
 		return controller.Result{RequeueAfter: r.requeueAfter}, nil
 	}
-	href, err := clusterservice.ShardHREF(where.ShardID)
+	owner, err := shardOwner(r.mcs, where.ShardID)
 	if err != nil {
 		return controller.Result{}, err
 	}
-	mcs, err := r.mcs.ByIndex(informers.IndexByProvisionShard, strings.ToLower(href))
-	if err != nil {
-		return controller.Result{}, err
-	}
-	if len(mcs) != 1 {
-		return controller.Result{}, fmt.Errorf("provision shard %s maps to %d management clusters, want 1", where.ShardID, len(mcs))
-	}
-	mc := strings.ToLower(mcs[0].ResourceID)
+	mc := strings.ToLower(owner.ResourceID)
 	res, err := r.writer.Update(ctx, spc, adoptionFields, func(s *api.ServiceProviderCluster) error {
 		if s.Properties.Spec == nil {
 			s.Properties.Spec = &api.ServiceProviderClusterSpec{}

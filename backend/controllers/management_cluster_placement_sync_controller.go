@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -102,10 +101,15 @@ func (r *managementClusterPlacementSync) reconcile(ctx context.Context, key stri
 		logger.Info("Cluster Service has not placed the cluster yet", "retryAfter", r.requeueAfter.String())
 		return controller.Result{RequeueAfter: r.requeueAfter}, nil
 	}
-	mcID, err := r.managementClusterOf(placement.ShardID)
+	mc, err := shardOwner(r.mcs, placement.ShardID)
 	if err != nil {
 		return controller.Result{}, err
 	}
+	mcRID, err := mc.ParsedResourceID()
+	if err != nil {
+		return controller.Result{}, fmt.Errorf("management cluster of provision shard %s: %w", placement.ShardID, err)
+	}
+	mcID := mcRID.String()
 
 	res, err := r.writer.Update(ctx, spc, observedPlacementFields, func(s *api.ServiceProviderCluster) error {
 		if s.Properties.Status == nil {
@@ -127,35 +131,4 @@ func (r *managementClusterPlacementSync) reconcile(ctx context.Context, key stri
 			"specManagementClusterResourceID", spec, "statusManagementClusterResourceID", mcID)
 	}
 	return controller.Result{}, nil
-}
-
-// managementClusterOf maps a provision shard to the management cluster registered as it,
-// through the MC cache's shard index. No MC, or several, is an error retried with
-// back-off: the fleet records the shard of every MC it registers, so the cache lags or
-// the fleet's data is inconsistent.
-func (r *managementClusterPlacementSync) managementClusterOf(shardID string) (string, error) {
-	shardHREF, err := clusterservice.ShardHREF(shardID)
-	if err != nil {
-		return "", fmt.Errorf("provision shard reported by Cluster Service: %w", err)
-	}
-	mcs, err := r.mcs.ByIndex(informers.IndexByProvisionShard, strings.ToLower(shardHREF))
-	if err != nil {
-		return "", err
-	}
-	switch len(mcs) {
-	case 0:
-		return "", fmt.Errorf("no management cluster is registered as provision shard %s", shardHREF)
-	case 1:
-		rid, err := mcs[0].ParsedResourceID()
-		if err != nil {
-			return "", fmt.Errorf("management cluster of provision shard %s: %w", shardHREF, err)
-		}
-		return rid.String(), nil
-	default:
-		ids := make([]string, len(mcs))
-		for i, mc := range mcs {
-			ids[i] = mc.ResourceID
-		}
-		return "", fmt.Errorf("%d management clusters claim provision shard %s: %v", len(mcs), shardHREF, ids)
-	}
 }

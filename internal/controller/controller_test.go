@@ -165,7 +165,7 @@ func TestInformerEventsMapToKeys(t *testing.T) {
 	store := memory.New()
 	factory, err := informers.NewFactory(store, informers.Options{PollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
-	spcs := informers.ServiceProviderClusters(factory)
+	spcs := informers.NewCaches(factory).ServiceProviderClusters()
 
 	seen := make(chan string, 100)
 	h := newHarness(t, Options{ResyncPeriod: 100 * time.Millisecond}, func(ctx context.Context, key string) (Result, error) {

@@ -34,7 +34,7 @@ func BenchmarkRelist(b *testing.B) {
 				runtime.ReadMemStats(&before)
 				factory, err := informers.NewFactory(store, informers.Options{Registerer: prometheus.NewRegistry(), RelistPeriod: time.Hour, StartMargin: time.Nanosecond})
 				require.NoError(b, err)
-				clusters := informers.Clusters(factory)
+				clusters := informers.NewCaches(factory).Clusters()
 				ctx, cancel := context.WithCancel(context.Background())
 				b.StartTimer()
 				factory.Start(ctx)

@@ -19,21 +19,21 @@ func NewCaches(f *Factory) Caches { return Caches{f: f} }
 func (c Caches) Factory() *Factory { return c.f }
 
 // Clusters is the HCPOpenShiftCluster informer (Resources container).
-func (c Caches) Clusters() *Informer[api.ClusterProperties] { return Clusters(c.f) }
+func (c Caches) Clusters() *Informer[api.ClusterProperties] { return clusters(c.f) }
 
 // ServiceProviderClusters is the SPC informer (Resources container).
 func (c Caches) ServiceProviderClusters() *Informer[api.ServiceProviderClusterProperties] {
-	return ServiceProviderClusters(c.f)
+	return serviceProviderClusters(c.f)
 }
 
 // ManagementClusters is the MC informer (Fleet container).
 func (c Caches) ManagementClusters() *Informer[api.ManagementClusterProperties] {
-	return ManagementClusters(c.f)
+	return managementClusters(c.f)
 }
 
 // ManagementClusterSchedulings is the scheduling-document informer (Fleet container).
 func (c Caches) ManagementClusterSchedulings() *Informer[api.ManagementClusterSchedulingProperties] {
-	return ManagementClusterSchedulings(c.f)
+	return managementClusterSchedulings(c.f)
 }
 
 // Stamps is the stamp informer (Fleet container).

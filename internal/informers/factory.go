@@ -331,15 +331,15 @@ func indexByAncestor[P any](resourceType string) cache.IndexFunc {
 	}
 }
 
-// Clusters is the HCPOpenShiftCluster informer.
-func Clusters(f *Factory) *Informer[api.ClusterProperties] {
+// clusters registers the HCPOpenShiftCluster informer; Caches is the way in.
+func clusters(f *Factory) *Informer[api.ClusterProperties] {
 	return Register[api.ClusterProperties](f, api.ResourcesContainer, api.ClusterResourceType, cache.Indexers{
 		IndexByCluster: indexByAncestor[api.ClusterProperties](api.ClusterResourceType),
 	})
 }
 
-// ServiceProviderClusters is the SPC informer.
-func ServiceProviderClusters(f *Factory) *Informer[api.ServiceProviderClusterProperties] {
+// serviceProviderClusters registers the SPC informer.
+func serviceProviderClusters(f *Factory) *Informer[api.ServiceProviderClusterProperties] {
 	return Register[api.ServiceProviderClusterProperties](f, api.ResourcesContainer, api.ServiceProviderClusterResourceType, cache.Indexers{
 		IndexByCluster: indexByAncestor[api.ServiceProviderClusterProperties](api.ClusterResourceType),
 		IndexByIntendedManagementCluster: func(obj any) ([]string, error) {
@@ -352,8 +352,8 @@ func ServiceProviderClusters(f *Factory) *Informer[api.ServiceProviderClusterPro
 	})
 }
 
-// ManagementClusters is the MC informer.
-func ManagementClusters(f *Factory) *Informer[api.ManagementClusterProperties] {
+// managementClusters registers the MC informer.
+func managementClusters(f *Factory) *Informer[api.ManagementClusterProperties] {
 	return Register[api.ManagementClusterProperties](f, api.FleetContainer, api.ManagementClusterResourceType, cache.Indexers{
 		IndexByProvisionShard: func(obj any) ([]string, error) {
 			d, ok := DocumentOf[api.ManagementClusterProperties](obj)
@@ -365,8 +365,8 @@ func ManagementClusters(f *Factory) *Informer[api.ManagementClusterProperties] {
 	})
 }
 
-// ManagementClusterSchedulings is the scheduling-document informer.
-func ManagementClusterSchedulings(f *Factory) *Informer[api.ManagementClusterSchedulingProperties] {
+// managementClusterSchedulings registers the scheduling-document informer.
+func managementClusterSchedulings(f *Factory) *Informer[api.ManagementClusterSchedulingProperties] {
 	return Register[api.ManagementClusterSchedulingProperties](f, api.FleetContainer, api.ManagementClusterSchedulingResourceType, cache.Indexers{
 		IndexByPendingCluster: func(obj any) ([]string, error) {
 			d, ok := DocumentOf[api.ManagementClusterSchedulingProperties](obj)

@@ -268,7 +268,7 @@ func TestListRacingTheFeedConverges(t *testing.T) {
 				store := newRacingStore(base, api.ClusterResourceType)
 				factory, err := informers.NewFactory(store, informers.Options{PollInterval: pollInterval, RelistPeriod: time.Hour, Registerer: prometheus.NewRegistry()})
 				require.NoError(t, err)
-				clusters := informers.Clusters(factory)
+				clusters := informers.NewCaches(factory).Clusters()
 				factory.Start(ctx)
 
 				select {

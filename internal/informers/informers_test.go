@@ -137,8 +137,8 @@ func start(t *testing.T, newStore func(t *testing.T) testStore, relist time.Dura
 	var err error
 	f.factory, err = informers.NewFactory(f.store, informers.Options{PollInterval: pollInterval, RelistPeriod: relist, Registerer: f.registry})
 	require.NoError(t, err)
-	f.clusters = informers.Clusters(f.factory)
-	f.spcs = informers.ServiceProviderClusters(f.factory)
+	f.clusters = informers.NewCaches(f.factory).Clusters()
+	f.spcs = informers.NewCaches(f.factory).ServiceProviderClusters()
 	_, err = f.clusters.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, _ any) { f.updates.Add(1) }})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -245,8 +245,8 @@ func TestIdleContainerCostsOneFeedReadPerPoll(t *testing.T) {
 		store := newStore(t)
 		factory, err := informers.NewFactory(store, informers.Options{PollInterval: pollInterval, RelistPeriod: time.Hour, Registerer: prometheus.NewRegistry()})
 		require.NoError(t, err)
-		informers.Clusters(factory)
-		informers.ServiceProviderClusters(factory)
+		informers.NewCaches(factory).Clusters()
+		informers.NewCaches(factory).ServiceProviderClusters()
 		informers.Register[api.RawProperties](factory, api.ResourcesContainer, "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/nodePools", nil)
 		informers.Register[api.RawProperties](factory, api.ResourcesContainer, "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/externalAuths", nil)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -358,7 +358,7 @@ func TestAssumedWritesAreVisibleAtOnce(t *testing.T) {
 	store := &countingStore{Store: memory.New()}
 	factory, err := informers.NewFactory(store, informers.Options{PollInterval: 50 * time.Millisecond, RelistPeriod: time.Hour, Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	schedulings := informers.ManagementClusterSchedulings(factory)
+	schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
 	updates := make(chan string, 10)
 	_, err = schedulings.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
 		updates <- n.(*informers.Object[api.ManagementClusterSchedulingProperties]).ResourceVersion

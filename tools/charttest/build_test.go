@@ -1,14 +1,14 @@
 package charttest
 
 import (
-	"debug/elf"
-	"maps"
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"slices"
 	"strings"
 	"testing"
 
@@ -18,73 +18,53 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// binaries are the commands the images ship, with the arguments that make each print
-// its flags (fleet's flags belong to its controller subcommand, which the chart runs).
-var binaries = map[string][]string{
-	"backend": {"-h"},
-	"fleet":   {"controller", "-h"},
+// commands are the commands the images ship, by package, with the section of
+// docs/configuration.md that lists their flags (fleet's flags belong to its controller
+// subcommand, which the chart runs).
+var commands = map[string]string{
+	"backend": "backend",
+	"fleet":   "fleet controller",
 }
 
-// buildStatic builds the commands the way the Dockerfiles do: the product module alone,
-// cgo off, paths trimmed. One go build for all of them: that configuration shares no
-// build cache with the race-enabled tests, so on a cold cache the commands' common
-// dependencies (the Azure SDK, client-go, the OCM SDK) are compiled here from scratch,
-// and two builds side by side compiled them twice (TestBinaries took 327 s cold on two
-// cores; one build takes about half). It returns each command's binary by package.
-func buildStatic(t *testing.T, pkgs ...string) map[string]string {
+// documentedFlag is a flag row of docs/configuration.md: | `--name` | ...
+var documentedFlag = regexp.MustCompile("^\\| `--([a-z][a-z0-9-]*)`")
+
+// documentedFlags reads the flags of each section of docs/configuration.md. That
+// document is generated from the commands' flag sets and compared with them by each
+// command's TestConfigurationDoc, so it is the flag set without building the binaries.
+func documentedFlags(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	dir := t.TempDir()
-	args := []string{"build", "-trimpath", "-o", dir + string(filepath.Separator)}
-	for _, pkg := range pkgs {
-		args = append(args, "./"+pkg)
+	f, err := os.Open(filepath.Join(repoRoot, "docs", "configuration.md"))
+	require.NoError(t, err)
+	defer f.Close()
+	sections := map[string]map[string]bool{}
+	var current map[string]bool
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if title, ok := strings.CutPrefix(line, "## "); ok {
+			current = map[string]bool{}
+			sections[title] = current
+			continue
+		}
+		if m := documentedFlag.FindStringSubmatch(line); m != nil && current != nil {
+			current[m[1]] = true
+		}
 	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-	output, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go %s:\n%s", strings.Join(args, " "), output)
-	bins := map[string]string{}
-	for _, pkg := range pkgs {
-		bins[pkg] = filepath.Join(dir, filepath.Base(pkg))
-		require.FileExists(t, bins[pkg])
-	}
-	return bins
+	require.NoError(t, scanner.Err())
+	return sections
 }
 
-var flagLine = regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`)
-
-// TestBinaries builds each command statically, proves it needs no dynamic loader (the
-// distroless static image has none) and checks that every flag the chart sets through
-// HCPSCHED_* variables or args exists, so a renamed flag cannot silently drop a
-// setting from the deployment.
-func TestBinaries(t *testing.T) {
+// TestChartSetsOnlyExistingFlags checks that every flag the chart sets through
+// HCPSCHED_* variables or args exists, so a renamed flag cannot silently drop a setting
+// from the deployment.
+func TestChartSetsOnlyExistingFlags(t *testing.T) {
 	rendered := []manifests{render(t, nil), render(t, overrideValues())}
-	built := buildStatic(t, slices.Sorted(maps.Keys(binaries))...)
-	for pkg, helpArgs := range binaries {
+	documented := documentedFlags(t)
+	for pkg, section := range commands {
 		t.Run(pkg, func(t *testing.T) {
-			t.Parallel()
-			bin := built[pkg]
-
-			f, err := elf.Open(bin)
-			require.NoError(t, err)
-			defer f.Close()
-			for _, prog := range f.Progs {
-				assert.NotEqual(t, elf.PT_INTERP, prog.Type, "a static binary has no interpreter")
-				assert.NotEqual(t, elf.PT_DYNAMIC, prog.Type, "a static binary has no dynamic section")
-			}
-			assert.Nil(t, f.Section(".dynamic"))
-
-			if runtime.GOOS != "linux" {
-				return
-			}
-			// -h exits non-zero after printing the usage; only the output matters.
-			usage, _ := exec.Command(bin, helpArgs...).CombinedOutput()
-			flags := map[string]bool{}
-			for _, match := range flagLine.FindAllStringSubmatch(string(usage), -1) {
-				flags[match[1]] = true
-			}
-			require.Contains(t, flags, "health-address", "usage of %s:\n%s", pkg, usage)
-
+			flags := documented[section]
+			require.Contains(t, flags, "health-address", "docs/configuration.md has a %q section listing the flags", section)
 			for _, m := range rendered {
 				dep := object[appsv1.Deployment](m, releaseName+"-"+pkg)
 				require.NotNil(t, dep)
@@ -108,6 +88,54 @@ func TestBinaries(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// listedPackage is what go list -json says of one dependency.
+type listedPackage struct {
+	ImportPath string
+	CgoFiles   []string
+	Error      *struct{ Err string }
+	DepsErrors []struct{ Err string }
+}
+
+// TestCommandsAreStatic proves, the way the Dockerfiles build (the product module alone,
+// cgo off, for linux), that each command builds from pure Go and links statically, as the
+// distroless static image needs: every dependency resolves with cgo off (a package that
+// needs cgo has no files left and fails to load), and runtime/cgo, the only way a Go
+// binary gets a dynamic loader without -linkmode=external, is not among them. It reads
+// the package graph instead of building: a static build shares no build cache with the
+// race-enabled tests, so on a cold cache it compiled the Azure SDK, client-go and the OCM
+// SDK once more, about 2.5 of make test's minutes on two cores.
+func TestCommandsAreStatic(t *testing.T) {
+	for pkg := range commands {
+		t.Run(pkg, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-deps", "-e", "-json=ImportPath,CgoFiles,Error,DepsErrors", "./"+pkg)
+			cmd.Dir = repoRoot
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOOS=linux")
+			out, err := cmd.Output()
+			require.NoError(t, err, "go list -deps ./%s", pkg)
+			dec := json.NewDecoder(strings.NewReader(string(out)))
+			var listed []string
+			for {
+				var p listedPackage
+				err := dec.Decode(&p)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				listed = append(listed, p.ImportPath)
+				if p.Error != nil {
+					assert.Fail(t, "a dependency does not load with cgo off", "%s: %s", p.ImportPath, p.Error.Err)
+				}
+				for _, e := range p.DepsErrors {
+					assert.Fail(t, "a dependency does not load with cgo off", "%s: %s", p.ImportPath, e.Err)
+				}
+				assert.Empty(t, p.CgoFiles, "%s compiles cgo files with cgo off", p.ImportPath)
+			}
+			assert.Contains(t, listed, "github.com/hcpsched/hcpsched/"+pkg, "go list listed the command itself")
+			assert.NotContains(t, listed, "runtime/cgo", "./%s links runtime/cgo: the binary would need a dynamic loader", pkg)
 		})
 	}
 }

@@ -99,7 +99,7 @@ func moduleDirs(t *testing.T, pkg string) []string {
 }
 
 func TestDockerfiles(t *testing.T) {
-	for pkg := range binaries {
+	for pkg := range commands {
 		t.Run(pkg, func(t *testing.T) {
 			stages := parseDockerfile(t, filepath.Join(repoRoot, "deploy", "docker", pkg+".Dockerfile"))
 			require.Len(t, stages, 2, "a builder and a final stage")

@@ -30,7 +30,7 @@ func newObserver(ctx context.Context, r *region) (*observer, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &observer{spcs: informers.ServiceProviderClusters(f), schedulings: informers.ManagementClusterSchedulings(f), created: map[string]time.Time{}}
+	o := &observer{spcs: informers.NewCaches(f).ServiceProviderClusters(), schedulings: informers.NewCaches(f).ManagementClusterSchedulings(), created: map[string]time.Time{}}
 	f.Start(ctx)
 	if !f.WaitForCacheSync(ctx) {
 		return nil, errors.New("the runner's caches did not sync")
