@@ -57,9 +57,6 @@ func New(cfg Config) (process.App, error) {
 		return process.App{}, fmt.Errorf("placement metrics: %w", err)
 	}
 	caches := informers.NewCaches(factory)
-	if err := cfg.Registerer.Register(clustermetrics.NewCapacityCollector(caches, cfg.Placement)); err != nil {
-		return process.App{}, fmt.Errorf("capacity metrics: %w", err)
-	}
 	if err := cfg.Registerer.Register(clustermetrics.NewCollector(caches, cfg.Placement, nil)); err != nil {
 		return process.App{}, fmt.Errorf("cluster metrics: %w", err)
 	}

@@ -314,7 +314,7 @@ func TestPlacementHappyPath(t *testing.T) {
 	roomy := controllertest.CreateManagementCluster(t, w.Fleet, "2", controllertest.RegisterShard(t, w.CSClient, 2))
 	controllertest.StoreScheduling(t, w.Fleet, full, 30, 28)
 	controllertest.StoreScheduling(t, w.Fleet, roomy, 30, 3)
-	require.NoError(t, w.Registry.Register(metrics.NewCapacityCollector(w.Caches, w.env.Placement)))
+	require.NoError(t, w.Registry.Register(metrics.NewCollector(w.Caches, w.env.Placement, nil)))
 	w.run(t, Definitions())
 
 	cluster := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Placed")))

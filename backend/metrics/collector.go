@@ -71,10 +71,12 @@ type Collector struct {
 	oldestReservation *prometheus.Desc
 	ceiling           *prometheus.Desc
 	usage             *prometheus.Desc
+	available         *prometheus.Desc
+	pending           *prometheus.Desc
 }
 
 // NewCollector reads the caches with the placement configuration the backend places
-// with, so that headroom counts what the engine would count; now is the clock ages are
+// with, so that headroom and the capacity gauges count what the engine would count; now is the clock ages are
 // measured by (nil: time.Now). Call it before the caches start.
 func NewCollector(caches informers.Caches, cfg placement.Config, now func() time.Time) *Collector {
 	if now == nil {
@@ -111,11 +113,17 @@ func NewCollector(caches informers.Caches, cfg placement.Config, now func() time
 		usage: prometheus.NewDesc(UsageName,
 			"What the management cluster last reported using of a counted resource (scheduling status.observedResources.usage), in units of the resource.",
 			[]string{labelManagementClusterResource, labelResource}, nil),
+		available: prometheus.NewDesc(AvailableCapacityName,
+			"What a management cluster has left of a counted resource for new HCPs: scale ceiling minus usage minus not-ready HCPs and reservations (can be negative).",
+			[]string{labelManagementClusterResource, labelResource}, nil),
+		pending: prometheus.NewDesc(PendingReservationsName,
+			"Reservations (pendingAssignedClusters) a management cluster holds for placed HCPs it has not reported yet.",
+			mc, nil),
 	}
 }
 
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.info, c.created, c.placed, c.headroom, c.reportAge, c.oldestReservation, c.ceiling, c.usage} {
+	for _, d := range []*prometheus.Desc{c.info, c.created, c.placed, c.headroom, c.reportAge, c.oldestReservation, c.ceiling, c.usage, c.available, c.pending} {
 		ch <- d
 	}
 }
@@ -123,9 +131,12 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	c.collectClusters(ch)
+	// One snapshot and one lookup per scrape, shared by every MC-level metric.
 	cands := c.candidates.Snapshot()
-	c.collectHeadroom(ch, cands, now)
+	lookup := c.candidates.SingleReplicaLookup()
+	c.collectHeadroom(ch, cands, lookup, now)
 	c.collectManagementClusters(ch, cands, now)
+	c.collectCapacity(ch, cands, lookup)
 }
 
 func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
@@ -180,8 +191,8 @@ func placementState(intended, observed string) string {
 // collectHeadroom asks the engine to place a hypothetical HA cluster: every MC it
 // rejects only for capacity, or accepts, is eligible, and contributes as many HA HCPs as
 // its scarcest counted resource allows.
-func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, cands []placement.Candidate, now time.Time) {
-	d := placement.Decide(placement.Cluster{}, cands, c.cfg, c.candidates.SingleReplicaLookup(), now)
+func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, cands []placement.Candidate, lookup placement.SingleReplicaLookup, now time.Time) {
+	d := placement.Decide(placement.Cluster{}, cands, c.cfg, lookup, now)
 	var total int64
 	for _, v := range d.Verdicts {
 		if v.Reason != "" && v.Reason != placement.ReasonInsufficientCapacity {

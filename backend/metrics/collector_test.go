@@ -106,7 +106,6 @@ func scrape(t *testing.T, store database.Store) *prometheus.Registry {
 	caches := informers.NewCaches(f)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewCollector(caches, placement.DefaultConfig(), func() time.Time { return now }))
-	reg.MustRegister(metrics.NewCapacityCollector(caches, placement.DefaultConfig()))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f.Start(ctx)

@@ -108,7 +108,6 @@ func registeredNames(t *testing.T) *recorder {
 	_, err = controllers.NewPlacementMetrics(rec)
 	require.NoError(t, err)
 	caches := informers.NewCaches(f)
-	rec.MustRegister(metrics.NewCapacityCollector(caches, placement.DefaultConfig()))
 	rec.MustRegister(metrics.NewCollector(caches, placement.DefaultConfig(), nil))
 	return rec
 }
