@@ -736,7 +736,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 		}
 		intents[cluster][strings.ToLower(mc)] = true
 	}
-	var metrics []*PlacementMetrics
+	var replicaMetrics []*PlacementMetrics
 	for replica := range 2 {
 		rng := rand.New(rand.NewPCG(uint64(replica), 42))
 		lock := &sync.Mutex{}
@@ -748,7 +748,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 		w.Runtime.RateLimiter = func() workqueue.TypedRateLimiter[string] {
 			return workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 100*time.Millisecond)
 		}
-		metrics = append(metrics, w.env.PlacementMetrics)
+		replicaMetrics = append(replicaMetrics, w.env.PlacementMetrics)
 		controllertest.Run(t, w.Kit, w.env, only(PlacementName, PendingCleanupName), map[string]controller.Settings{
 			PlacementName:      {Workers: DefaultPlacementWorkers, RequeueAfter: 50 * time.Millisecond},
 			PendingCleanupName: {Workers: DefaultPendingCleanupWorkers, ResyncPeriod: 200 * time.Millisecond},
@@ -797,7 +797,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 	}, 30*time.Second, 50*time.Millisecond, "no stale reservation remains")
 
 	var placed, conflicts float64
-	for _, m := range metrics {
+	for _, m := range replicaMetrics {
 		placed += counterValue(m.attempts.WithLabelValues(string(placement.OutcomePlaced)))
 		conflicts += counterValue(m.attempts.WithLabelValues(string(placement.OutcomeConflict)))
 	}
