@@ -10,20 +10,20 @@ import (
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
-// Source is the caches the engine's input is read from.
+// Source is the caches the engine's input is read from; FromCaches makes one.
 type Source struct {
-	ManagementClusters           *informers.Lister[api.ManagementClusterProperties]
-	ManagementClusterSchedulings *informers.Lister[api.ManagementClusterSchedulingProperties]
-	Clusters                     *informers.Lister[api.ClusterProperties]
+	managementClusters *informers.Lister[api.ManagementClusterProperties]
+	schedulings        *informers.Lister[api.ManagementClusterSchedulingProperties]
+	clusters           *informers.Lister[api.ClusterProperties]
 }
 
 // FromCaches reads the MC, scheduling-document and cluster caches of c, registering
 // them if nothing has yet; call it before c's factory starts.
 func FromCaches(c informers.Caches) Source {
 	return Source{
-		ManagementClusters:           c.ManagementClusters().Lister(),
-		ManagementClusterSchedulings: c.ManagementClusterSchedulings().Lister(),
-		Clusters:                     c.Clusters().Lister(),
+		managementClusters: c.ManagementClusters().Lister(),
+		schedulings:        c.ManagementClusterSchedulings().Lister(),
+		clusters:           c.Clusters().Lister(),
 	}
 }
 
@@ -31,12 +31,12 @@ func FromCaches(c informers.Caches) Source {
 // has none), in the lister's order. The documents are the cache's own: read them, or
 // DeepCopy before a change.
 func (s Source) Snapshot() []placement.Candidate {
-	mcs := s.ManagementClusters.List()
+	mcs := s.managementClusters.List()
 	out := make([]placement.Candidate, 0, len(mcs))
 	for _, mc := range mcs {
 		cand := placement.Candidate{ManagementCluster: mc}
 		if rid, err := mc.ParsedResourceID(); err == nil {
-			if sched, err := s.ManagementClusterSchedulings.Get(api.SchedulingResourceID(rid).String()); err == nil {
+			if sched, err := s.schedulings.Get(api.SchedulingResourceID(rid).String()); err == nil {
 				cand.Scheduling = sched
 			}
 		}
@@ -49,7 +49,7 @@ func (s Source) Snapshot() []placement.Candidate {
 // which reserved or not-ready clusters are single-replica. A cluster the cache lacks is
 // unknown, and the engine charges it as an HA one.
 func (s Source) SingleReplicaLookup() placement.SingleReplicaLookup {
-	clusters := s.Clusters
+	clusters := s.clusters
 	return func(id string) (bool, bool) {
 		c, err := clusters.Get(id)
 		if err != nil {
