@@ -288,16 +288,16 @@ func (p *placementController) recordWait(ctx context.Context, spc *api.ServicePr
 	return err
 }
 
-// setCapacityCondition sets status.placement.conditions[CapacityAvailable] and reports
-// whether it changed.
-func setCapacityCondition(spc *api.ServiceProviderCluster, status, reason, message string, at time.Time) bool {
+// setCapacityCondition sets status.placement.conditions[CapacityAvailable]; whether it
+// changed is docwrite's to see.
+func setCapacityCondition(spc *api.ServiceProviderCluster, status, reason, message string, at time.Time) {
 	if spc.Properties.Status == nil {
 		spc.Properties.Status = &api.ServiceProviderClusterStatus{}
 	}
 	if spc.Properties.Status.Placement == nil {
 		spc.Properties.Status.Placement = &api.PlacementStatus{}
 	}
-	return api.SetCondition(&spc.Properties.Status.Placement.Conditions, api.Condition{
+	api.SetCondition(&spc.Properties.Status.Placement.Conditions, api.Condition{
 		Type: placement.ConditionCapacityAvailable, Status: status, Reason: reason, Message: message,
 	}, at)
 }
