@@ -59,7 +59,7 @@ func scaleCeilingDefinition() controller.Definition[Env] {
 var scaleCeilingOwns = docwrite.Fields{
 	"properties.status.scaleCeiling.capacity",
 	"properties.status.scaleCeiling.lastReportedAt",
-	conditionField("properties.status.conditions", api.SchedulingConditionScalingDataCurrent),
+	docwrite.ConditionField("properties.status.conditions", api.SchedulingConditionScalingDataCurrent),
 }
 
 type scaleCeiling struct {
