@@ -70,7 +70,7 @@ var reportingOwns = docwrite.Fields{
 	"properties.status.observedResources.capacity",
 	"properties.status.observedResources.usage",
 	"properties.status.observedResources.requests",
-	conditionField("properties.status.conditions", api.SchedulingConditionCapacityDataCurrent),
+	docwrite.ConditionField("properties.status.conditions", api.SchedulingConditionCapacityDataCurrent),
 	"properties.status.readyResourceIDs",
 	"properties.status.notReadyResourceIDs",
 	"properties.status.pendingAssignedClusters",

@@ -68,7 +68,7 @@ func clustersServiceRegistrationDefinition() controller.Definition[Env] {
 // registrationOwns is what ClustersServiceRegistration writes of a management cluster.
 var registrationOwns = docwrite.Fields{
 	"properties.status.clusterServiceProvisionShardID",
-	conditionField("properties.status.conditions", api.ManagementClusterConditionClustersServiceRegistered),
+	docwrite.ConditionField("properties.status.conditions", api.ManagementClusterConditionClustersServiceRegistered),
 }
 
 type clustersServiceRegistration struct {

@@ -118,11 +118,6 @@ func newManagementClusterWriter(e Env) managementClusterWriter {
 	return docwrite.New(e.Store.Container(api.FleetContainer), e.Caches.ManagementClusters())
 }
 
-// conditionField is the owned field of one condition type in the conditions at path.
-func conditionField(path, conditionType string) string {
-	return path + "[" + conditionType + "]"
-}
-
 // managementClusterOf returns the cached MC a key names and its parsed ID, or nil when it
 // is gone or being deleted: there is nothing to do for it then.
 func managementClusterOf(l managementClusterLister, key string) (*api.ManagementCluster, *api.ResourceID, error) {

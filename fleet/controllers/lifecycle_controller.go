@@ -39,7 +39,7 @@ func lifecycleDefinition() controller.Definition[Env] {
 }
 
 // lifecycleOwns is what Lifecycle writes of a management cluster.
-var lifecycleOwns = docwrite.Fields{conditionField("properties.status.conditions", api.ManagementClusterConditionReady)}
+var lifecycleOwns = docwrite.Fields{docwrite.ConditionField("properties.status.conditions", api.ManagementClusterConditionReady)}
 
 type lifecycle struct {
 	managementClusters managementClusterLister

@@ -40,6 +40,7 @@ func scaleCeilingDefinition() controller.Definition[Env] {
 			if e.AgentPools == nil {
 				return nil, errors.New("no agent pool source")
 			}
+			timer := periodic(s, DefaultScaleCeilingInterval)
 			c := &scaleCeiling{
 				managementClusters: e.Caches.ManagementClusters().Lister(),
 				schedulings:        e.Caches.ManagementClusterSchedulings().Lister(),
@@ -47,10 +48,10 @@ func scaleCeilingDefinition() controller.Definition[Env] {
 				kubeApplier:        kubeApplier{store: e.Store},
 				pools:              e.AgentPools,
 				sizes:              e.VMSizes,
-				interval:           orDefault(s.RequeueAfter, DefaultScaleCeilingInterval),
+				interval:           timer.Interval,
 				now:                e.now(),
 			}
-			return periodic(s, DefaultScaleCeilingInterval).Reconcile(c.pass)
+			return timer.Reconcile(c.pass)
 		},
 	}
 }
@@ -59,7 +60,7 @@ func scaleCeilingDefinition() controller.Definition[Env] {
 var scaleCeilingOwns = docwrite.Fields{
 	"properties.status.scaleCeiling.capacity",
 	"properties.status.scaleCeiling.lastReportedAt",
-	conditionField("properties.status.conditions", api.SchedulingConditionScalingDataCurrent),
+	docwrite.ConditionField("properties.status.conditions", api.SchedulingConditionScalingDataCurrent),
 }
 
 type scaleCeiling struct {

@@ -78,7 +78,7 @@ var (
 	stampOwns = docwrite.Fields{
 		"properties.resourceId",
 		"properties.spec",
-		"properties.status.conditions[" + api.StampConditionApproved + "]",
+		docwrite.ConditionField("properties.status.conditions", api.StampConditionApproved),
 	}
 	managementClusterOwns = docwrite.Fields{
 		"properties.resourceId",

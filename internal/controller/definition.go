@@ -43,15 +43,13 @@ type Definition[E any] struct {
 }
 
 // Runtime is what every controller of a process shares: metrics, logger, and the retry
-// rate limiter and clock tests replace.
+// rate limiter tests replace.
 type Runtime struct {
 	Metrics *Metrics
 	Logger  *slog.Logger
 	// RateLimiter, when set, builds each controller's retry rate limiter (tests
 	// shorten the back-off); nil keeps the framework's default.
 	RateLimiter func() workqueue.TypedRateLimiter[string]
-	// Clock times requeue-after waits; nil is the real clock.
-	Clock Clock
 }
 
 // Build builds each definition with its settings from cfg (a definition without an entry
@@ -64,7 +62,7 @@ func Build[E any](env E, rt Runtime, defs []Definition[E], cfg map[string]Settin
 		if !ok {
 			s = def.Defaults
 		}
-		c, err := BuildOne(env, rt, def, s)
+		c, err := buildOne(env, rt, def, s)
 		if err != nil {
 			return nil, err
 		}
@@ -73,8 +71,8 @@ func Build[E any](env E, rt Runtime, defs []Definition[E], cfg map[string]Settin
 	return out, nil
 }
 
-// BuildOne builds one definition with the given settings.
-func BuildOne[E any](env E, rt Runtime, def Definition[E], s Settings) (*Controller, error) {
+// buildOne builds one definition with the given settings.
+func buildOne[E any](env E, rt Runtime, def Definition[E], s Settings) (*Controller, error) {
 	reconcile, err := def.New(env, s)
 	if err != nil {
 		return nil, fmt.Errorf("building controller %s: %w", def.Name, err)
@@ -86,7 +84,6 @@ func BuildOne[E any](env E, rt Runtime, def Definition[E], s Settings) (*Control
 		ReconcileTimeout: s.ReconcileTimeout,
 		Metrics:          rt.Metrics,
 		Logger:           rt.Logger,
-		Clock:            rt.Clock,
 	}
 	if rt.RateLimiter != nil {
 		opts.RateLimiter = rt.RateLimiter()

@@ -67,13 +67,6 @@ func (d *delayedAdds) fire(key string, p *delayedAdd) {
 	}
 }
 
-// len is how many keys have a delayed add pending.
-func (d *delayedAdds) len() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.pending)
-}
-
 // stop cancels every pending add and refuses new ones: the controller is shutting down.
 func (d *delayedAdds) stop() {
 	d.mu.Lock()

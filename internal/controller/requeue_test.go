@@ -119,3 +119,10 @@ func TestRunStopsRequeueTimers(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Zero(t, clk.pending())
 }
+
+// len is how many keys have a delayed add pending.
+func (d *delayedAdds) len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pending)
+}

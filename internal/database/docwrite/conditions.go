@@ -12,6 +12,12 @@ import (
 // writer. The list's order is part of what the others own: SetCondition updates an
 // element in place and appends a new one, so it never reorders them.
 
+// ConditionField is the owned field of the one condition of type conditionType in the
+// condition list at path.
+func ConditionField(path, conditionType string) string {
+	return path + "[" + conditionType + "]"
+}
+
 // ownedConditions returns the condition types owned in the list at path.
 func ownedConditions(path string, owned Fields) []string {
 	var types []string

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -177,54 +178,33 @@ func firstDifference(path string, a, b any, owned Fields) string {
 	}
 	am, aIsObject := a.(map[string]any)
 	bm, bIsObject := b.(map[string]any)
-	if !aIsObject || !bIsObject {
-		if !ownsBeneath(path, owned) && !reflect.DeepEqual(a, b) {
-			return orRoot(path)
+	if ownsBeneath(path, owned) {
+		// An owned path lies beneath an object that appeared where there was nothing, or
+		// went away: its fields are compared against nothing, so it is allowed only when
+		// everything else beneath it is owned too. A value of another kind in its place
+		// (a string where the object is) lies beneath no owned path, and replacing it
+		// would lose it.
+		if aIsObject && b == nil {
+			bm, bIsObject = map[string]any{}, true
 		}
+		if a == nil && bIsObject {
+			am, aIsObject = map[string]any{}, true
+		}
+	}
+	if !aIsObject || !bIsObject {
 		if !reflect.DeepEqual(a, b) {
-			// An owned path lies beneath a value that changed kind (an object appeared
-			// or went away): allowed only when everything else beneath it is owned too.
-			return differenceBeneath(path, a, b, owned)
+			return orRoot(path)
 		}
 		return ""
 	}
-	keys := map[string]bool{}
-	for k := range am {
-		keys[k] = true
-	}
-	for k := range bm {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	for _, k := range sorted {
+	keys := slices.Concat(slices.Collect(maps.Keys(am)), slices.Collect(maps.Keys(bm)))
+	slices.Sort(keys)
+	for _, k := range slices.Compact(keys) {
 		if d := firstDifference(join(path, k), am[k], bm[k], owned); d != "" {
 			return d
 		}
 	}
 	return ""
-}
-
-// differenceBeneath handles a value that is an object on one side only: the object's
-// fields are compared against nothing. Only an object that appeared where there was
-// nothing, or went away, is: a value of another kind in its place (a string where the
-// object is) lies beneath no owned path, and replacing it would lose it.
-func differenceBeneath(path string, a, b any, owned Fields) string {
-	am, aIsObject := a.(map[string]any)
-	bm, bIsObject := b.(map[string]any)
-	if !(aIsObject && b == nil) && !(a == nil && bIsObject) {
-		return orRoot(path)
-	}
-	if am == nil {
-		am = map[string]any{}
-	}
-	if bm == nil {
-		bm = map[string]any{}
-	}
-	return firstDifference(path, am, bm, owned)
 }
 
 // ownsBeneath reports whether an owned path lies strictly beneath path.
