@@ -48,7 +48,7 @@ var (
 	capacityConditionFields = docwrite.Fields{capacityConditionField}
 )
 
-const capacityConditionField = "properties.status.placement.conditions[" + placement.ConditionCapacityAvailable + "]"
+var capacityConditionField = docwrite.ConditionField("properties.status.placement.conditions", placement.ConditionCapacityAvailable)
 
 // placementDefinition: cluster-keyed, woken by cluster and SPC events, and by events of
 // the MC a cluster's intent names.
