@@ -22,7 +22,6 @@ type decodedItem struct {
 	key     string
 	version version
 	deleted bool
-	ts      int64
 }
 
 // registration is one resource type's share of a container's pump.
@@ -214,7 +213,7 @@ func (p *Pump) publish(item database.Item) int64 {
 	}
 	p.metrics.feedItems.WithLabelValues(p.container.Name(), reg.resourceType).Inc()
 	reg.publish(d)
-	return d.ts
+	return d.version.ts
 }
 
 func (p *Pump) malformed(resourceType string, item database.Item, err error) {
