@@ -75,6 +75,8 @@ type collection struct {
 var (
 	clusters        = collection{path: ClustersPath, what: "cluster", validate: ValidateClusterID}
 	provisionShards = collection{path: ProvisionShardsPath, what: "provision shard", validate: ValidateShardID}
+	// legacyClusters names its ids "cluster" like clusters: the two address one cluster.
+	legacyClusters = collection{path: LegacyClustersPath, what: "cluster", validate: validateClusterReference}
 )
 
 func (c collection) href(id string) (string, error) {
@@ -111,18 +113,12 @@ const LegacyClustersPath = "/api/clusters_mgmt/v1/clusters"
 // ParseAnyClusterHREF returns the bare id of an aro_hcp cluster path or of a legacy
 // clusters_mgmt one; legacy says which it was.
 func ParseAnyClusterHREF(href string) (id string, legacy bool, err error) {
-	if !strings.HasPrefix(href, LegacyClustersPath+"/") {
-		id, err := ParseClusterHREF(href)
-		return id, false, err
+	if strings.HasPrefix(href, LegacyClustersPath+"/") {
+		id, err := legacyClusters.parse(href)
+		return id, true, err
 	}
-	id, err = cutHREF(href, LegacyClustersPath, "clusters_mgmt cluster")
-	if err != nil {
-		return "", true, err
-	}
-	if err := validateClusterReference(id); err != nil {
-		return "", true, fmt.Errorf("cluster href %q: %w", href, err)
-	}
-	return id, true, nil
+	id, err = clusters.parse(href)
+	return id, false, err
 }
 
 // ShardHREF returns the path CS uses for a provision shard, the form the fleet records.
