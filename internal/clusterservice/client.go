@@ -234,7 +234,7 @@ func send[T any, R bodyResponse[T]](ctx context.Context, c *Client, request func
 
 // GetCluster fetches one cluster by its bare id.
 func (c *Client) GetCluster(ctx context.Context, id string) (*arohcp.Cluster, error) {
-	if err := ValidateClusterReference(id); err != nil {
+	if err := validateClusterReference(id); err != nil {
 		return nil, fmt.Errorf("get cluster: %w", err)
 	}
 	return send[*arohcp.Cluster](ctx, c, c.api.Clusters().Cluster(id).Get().SendContext, "get cluster "+id)
@@ -244,7 +244,7 @@ func (c *Client) GetCluster(ctx context.Context, id string) (*arohcp.Cluster, er
 // empty shard (no href) until it has placed the cluster; that is a zero Placement, not an
 // error.
 func (c *Client) GetClusterProvisionShard(ctx context.Context, clusterID string) (Placement, error) {
-	if err := ValidateClusterReference(clusterID); err != nil {
+	if err := validateClusterReference(clusterID); err != nil {
 		return Placement{}, fmt.Errorf("get provision shard of cluster: %w", err)
 	}
 	reqCtx, cancel := c.withTimeout(ctx)

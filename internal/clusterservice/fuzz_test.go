@@ -51,7 +51,7 @@ func FuzzParseAnyClusterHREF(f *testing.F) {
 			require.ErrorIs(t, err, ErrInvalidID)
 			return
 		}
-		require.NoError(t, ValidateClusterReference(id))
+		require.NoError(t, validateClusterReference(id))
 		collection := ClustersPath
 		if legacy {
 			collection = LegacyClustersPath

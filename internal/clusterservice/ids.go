@@ -22,13 +22,11 @@ var (
 	// CS cluster identifiers are 32 characters of lowercase base32. hcpsched generates them
 	// itself (NewClusterID), so the rule can be exact.
 	clusterIDPattern = regexp.MustCompile(`^[0-9a-z]{32}$`)
-	// Cluster references that hcpsched did not mint (legacy clusters_mgmt ones in
-	// ARO-HCP's oldest documents) come in other shapes: UUIDs, short ids. Reads accept any
-	// path-safe id.
-	clusterReferencePattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$`)
-	// Shard identifiers are looser: ARO-HCP registers shards under ids it derives itself,
-	// UUIDs for example. Anything path-safe is accepted.
-	shardIDPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$`)
+	// Identifiers hcpsched did not mint are looser, and any path-safe one is accepted:
+	// ARO-HCP registers shards under ids it derives itself, UUIDs for example, and the
+	// cluster references in its oldest documents (legacy clusters_mgmt ones) come in other
+	// shapes too, UUIDs and short ids.
+	pathSafeIDPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$`)
 
 	idEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
 )
@@ -50,10 +48,10 @@ func ValidateClusterID(id string) error {
 	return nil
 }
 
-// ValidateClusterReference reports whether id can name a cluster to read: any path-safe
+// validateClusterReference reports whether id can name a cluster to read: any path-safe
 // id, since clusters hcpsched did not create may carry ids of other shapes.
-func ValidateClusterReference(id string) error {
-	if !clusterReferencePattern.MatchString(id) {
+func validateClusterReference(id string) error {
+	if !pathSafeIDPattern.MatchString(id) {
 		return fmt.Errorf("cluster id %q is not 1-64 letters, digits, '-' or '_': %w", id, ErrInvalidID)
 	}
 	return nil
@@ -61,7 +59,7 @@ func ValidateClusterReference(id string) error {
 
 // ValidateShardID reports whether id is a well-formed CS provision shard identifier.
 func ValidateShardID(id string) error {
-	if !shardIDPattern.MatchString(id) {
+	if !pathSafeIDPattern.MatchString(id) {
 		return fmt.Errorf("provision shard id %q is not 1-64 letters, digits, '-' or '_': %w", id, ErrInvalidID)
 	}
 	return nil
@@ -77,6 +75,8 @@ type collection struct {
 var (
 	clusters        = collection{path: ClustersPath, what: "cluster", validate: ValidateClusterID}
 	provisionShards = collection{path: ProvisionShardsPath, what: "provision shard", validate: ValidateShardID}
+	// legacyClusters names its ids "cluster" like clusters: the two address one cluster.
+	legacyClusters = collection{path: LegacyClustersPath, what: "cluster", validate: validateClusterReference}
 )
 
 func (c collection) href(id string) (string, error) {
@@ -113,18 +113,12 @@ const LegacyClustersPath = "/api/clusters_mgmt/v1/clusters"
 // ParseAnyClusterHREF returns the bare id of an aro_hcp cluster path or of a legacy
 // clusters_mgmt one; legacy says which it was.
 func ParseAnyClusterHREF(href string) (id string, legacy bool, err error) {
-	if !strings.HasPrefix(href, LegacyClustersPath+"/") {
-		id, err := ParseClusterHREF(href)
-		return id, false, err
+	if strings.HasPrefix(href, LegacyClustersPath+"/") {
+		id, err := legacyClusters.parse(href)
+		return id, true, err
 	}
-	id, err = cutHREF(href, LegacyClustersPath, "clusters_mgmt cluster")
-	if err != nil {
-		return "", true, err
-	}
-	if err := ValidateClusterReference(id); err != nil {
-		return "", true, fmt.Errorf("cluster href %q: %w", href, err)
-	}
-	return id, true, nil
+	id, err = clusters.parse(href)
+	return id, false, err
 }
 
 // ShardHREF returns the path CS uses for a provision shard, the form the fleet records.

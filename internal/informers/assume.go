@@ -116,7 +116,7 @@ func (i *Informer[P]) Assume(doc *api.Document[P]) {
 	if err != nil {
 		return
 	}
-	i.overlay.add(rid.Key(), newObject(doc, rid, versionOfDocument(doc, lsnOf(doc))))
+	i.overlay.add(rid.Key(), newObject(doc, rid))
 }
 
 // overlaid merges the overlay into a set of cached objects: newer assumed versions

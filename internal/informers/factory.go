@@ -171,8 +171,8 @@ func decoder[P any](resourceType string) func(database.Item) (decodedItem, error
 		if err != nil {
 			return decodedItem{}, err
 		}
-		v := versionOfDocument(d, lsnOf(d))
-		return decodedItem{obj: newObject(d, rid, v), key: rid.Key(), version: v, deleted: d.IsDeleted(), ts: d.Timestamp}, nil
+		obj := newObject(d, rid)
+		return decodedItem{obj: obj, key: rid.Key(), version: obj.version, deleted: d.IsDeleted()}, nil
 	}
 }
 

@@ -294,18 +294,27 @@ func TestListRacingTheFeedConverges(t *testing.T) {
 	})
 }
 
+// startWithHiddenCluster starts a fixture on the memory store with one cluster created
+// and cached, then hides that cluster from the change feed: later writes reach the cache
+// only through Assume until the test shows them again.
+func startWithHiddenCluster(t *testing.T, sub, name string) (*fixture, *api.Cluster) {
+	t.Helper()
+	f := start(t, stores["memory"], time.Hour)
+	lister := f.clusters.Lister()
+	created, err := database.Create(context.Background(), f.store.Container(api.ResourcesContainer), clusterDoc(sub, name))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := lister.Get(created.ResourceID); return err == nil }, 5*time.Second, 5*time.Millisecond)
+	f.store.hideFromFeed(created.ID)
+	return f, created
+}
+
 // An Assumed write retires as soon as the cache holds a newer write, even one by a
 // component that rewrote cosmosMetadata without an instanceVersion.
 func TestAssumedWriteYieldsToANewerForeignWrite(t *testing.T) {
-	f := start(t, stores["memory"], time.Hour)
+	f, created := startWithHiddenCluster(t, "sub-assume", "shadowed")
 	ctx := context.Background()
 	c := f.store.Container(api.ResourcesContainer)
 	lister := f.clusters.Lister()
-	created, err := database.Create(ctx, c, clusterDoc("sub-assume", "shadowed"))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { _, err := lister.Get(created.ResourceID); return err == nil }, 5*time.Second, 5*time.Millisecond)
-
-	f.store.hideFromFeed(created.ID)
 	ours := created.DeepCopy()
 	ours.Properties.ServiceProviderProperties.ProvisioningState = "Provisioning"
 	written, err := database.Replace(ctx, c, ours)
@@ -339,15 +348,10 @@ func TestAssumedWriteYieldsToANewerForeignWrite(t *testing.T) {
 // Writes this process makes in quick succession share a _ts and carry no _lsn; the
 // overlay still knows the cache is behind the last of them, not ahead.
 func TestAssumedWritesInOneSecondStayVisible(t *testing.T) {
-	f := start(t, stores["memory"], time.Hour)
+	f, created := startWithHiddenCluster(t, "sub-chain", "chained")
 	ctx := context.Background()
 	c := f.store.Container(api.ResourcesContainer)
 	lister := f.clusters.Lister()
-	created, err := database.Create(ctx, c, clusterDoc("sub-chain", "chained"))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { _, err := lister.Get(created.ResourceID); return err == nil }, 5*time.Second, 5*time.Millisecond)
-
-	f.store.hideFromFeed(created.ID)
 	prev := created
 	for _, state := range []string{"Provisioning", "Succeeded", "Updating"} {
 		next := prev.DeepCopy()

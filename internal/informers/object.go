@@ -26,14 +26,14 @@ type Object[P any] struct {
 	version version
 }
 
-func newObject[P any](d *api.Document[P], resourceID *api.ResourceID, v version) *Object[P] {
+func newObject[P any](d *api.Document[P], resourceID *api.ResourceID) *Object[P] {
 	return &Object[P]{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            resourceID.Key(),
 			ResourceVersion: d.ETag,
 		},
 		Doc:     d,
-		version: v,
+		version: versionOfDocument(d),
 	}
 }
 

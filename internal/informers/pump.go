@@ -22,7 +22,6 @@ type decodedItem struct {
 	key     string
 	version version
 	deleted bool
-	ts      int64
 }
 
 // registration is one resource type's share of a container's pump.
@@ -137,9 +136,7 @@ func (p *Pump) Run(ctx context.Context) {
 				p.metrics.feedErrors.WithLabelValues(p.container.Name()).Inc()
 				p.logger.Warn("change feed read failed; retrying next poll", "feedRange", ranges[i], "error", err)
 			}
-			if ts > 0 && (oldest == 0 || ts < oldest) {
-				oldest = ts
-			}
+			oldest = earliest(oldest, ts)
 		}
 		lag := 0.0
 		if oldest > 0 {
@@ -190,15 +187,21 @@ func (p *Pump) drain(ctx context.Context, r *database.FeedRange, continuation *s
 			return oldest, err
 		}
 		for _, item := range page.Items {
-			if ts := p.publish(item); ts > 0 && (oldest == 0 || ts < oldest) {
-				oldest = ts
-			}
+			oldest = earliest(oldest, p.publish(item))
 		}
 		*continuation = page.Continuation
 		if page.NotModified || len(page.Items) == 0 {
 			return oldest, nil
 		}
 	}
+}
+
+// earliest is the older of two _ts values, 0 standing for none.
+func earliest(a, b int64) int64 {
+	if b > 0 && (a == 0 || b < a) {
+		return b
+	}
+	return a
 }
 
 func (p *Pump) publish(item database.Item) int64 {
@@ -214,7 +217,7 @@ func (p *Pump) publish(item database.Item) int64 {
 	}
 	p.metrics.feedItems.WithLabelValues(p.container.Name(), reg.resourceType).Inc()
 	reg.publish(d)
-	return d.ts
+	return d.version.ts
 }
 
 func (p *Pump) malformed(resourceType string, item database.Item, err error) {

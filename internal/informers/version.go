@@ -24,8 +24,8 @@ type version struct {
 	prev string
 }
 
-func versionOfDocument[P any](d *api.Document[P], lsn int64) version {
-	v := version{lsn: lsn, ts: d.Timestamp, etag: d.ETag}
+func versionOfDocument[P any](d *api.Document[P]) version {
+	v := version{lsn: lsnOf(d), ts: d.Timestamp, etag: d.ETag}
 	if m := d.Metadata(); m != nil {
 		v.prev = m.ETag
 	}

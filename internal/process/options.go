@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/hcpsched/hcpsched/internal/durationflag"
 )
 
 // Every default of the shell, in one place: the flags, NewOptions and the generated
@@ -98,8 +100,8 @@ func (o Options) Validate() error {
 	if o.HealthAddress == "" {
 		errs = append(errs, errors.New("--health-address must not be empty"))
 	}
-	if o.ShutdownTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--shutdown-timeout must be positive, got %s", o.ShutdownTimeout))
+	if err := durationflag.Positive("shutdown-timeout", o.ShutdownTimeout); err != nil {
+		errs = append(errs, err)
 	}
 	if o.LeaderElect {
 		if o.LeaderElectionLeaseName == "" {
@@ -109,8 +111,8 @@ func (o Options) Validate() error {
 			errs = append(errs, errors.New("--leader-election-identity must not be empty"))
 		}
 		// The same constraints client-go enforces, checked here to name the flags.
-		if o.LeaderElectionRetryPeriod <= 0 {
-			errs = append(errs, fmt.Errorf("--leader-election-retry-period must be positive, got %s", o.LeaderElectionRetryPeriod))
+		if err := durationflag.Positive("leader-election-retry-period", o.LeaderElectionRetryPeriod); err != nil {
+			errs = append(errs, err)
 		}
 		if o.LeaderElectionLeaseDuration <= o.LeaderElectionRenewDeadline {
 			errs = append(errs, fmt.Errorf("--leader-election-lease-duration (%s) must be greater than --leader-election-renew-deadline (%s)",
