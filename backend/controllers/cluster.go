@@ -42,15 +42,6 @@ func cachedServiceProviderCluster(spcs *informers.Lister[api.ServiceProviderClus
 	return spc, err
 }
 
-// deleting reports whether a cluster is on its way out. The frontend marks a DELETE
-// with serviceProviderProperties.deletionTimestamp and provisioningState Deleting; a
-// soft-deleted document never reaches the cache at all. Nothing should be created for
-// such a cluster.
-func deleting(c *api.Cluster) bool {
-	p := c.Properties.ServiceProvider()
-	return c.IsDeleted() || p.DeletionTimestamp != nil || p.ProvisioningState == api.ProvisioningStateDeleting
-}
-
 // azureIdentity is how Cluster Service knows the cluster: subscription, resource group
 // and name from its resource ID, the tenant from properties.identity.tenantId and the
 // managed resource group from customerProperties.platform. It also returns the JSON

@@ -73,7 +73,7 @@ type clusterServiceAdoption struct {
 // does not already record that ID as unmappable. A terminal state does not stop it: the
 // cluster is in CS, and its intent says where.
 func needsAdoption(cluster *api.Cluster, spc *api.ServiceProviderCluster) bool {
-	return !deleting(cluster) && cluster.Properties.ServiceProvider().ClusterServiceID != "" &&
+	return !api.ClusterDeleting(cluster) && cluster.Properties.ServiceProvider().ClusterServiceID != "" &&
 		spc != nil && spc.Properties.IntendedManagementCluster() == "" && !placement.UnmappableRecorded(cluster, spc)
 }
 

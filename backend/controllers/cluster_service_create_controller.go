@@ -64,7 +64,7 @@ type clusterServiceCreate struct {
 // left to create.
 func needsClusterServiceCluster(cluster *api.Cluster) bool {
 	p := cluster.Properties.ServiceProvider()
-	return !deleting(cluster) && !terminal(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
+	return !api.ClusterDeleting(cluster) && !terminal(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
 }
 
 func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (controller.Result, error) {

@@ -43,7 +43,7 @@ type createServiceProviderCluster struct {
 
 // needsServiceProviderCluster: a live cluster without an SPC in the cache.
 func needsServiceProviderCluster(cluster *api.Cluster, spc *api.ServiceProviderCluster) bool {
-	return !deleting(cluster) && spc == nil
+	return !api.ClusterDeleting(cluster) && spc == nil
 }
 
 func (r *createServiceProviderCluster) reconcile(ctx context.Context, key string) (controller.Result, error) {

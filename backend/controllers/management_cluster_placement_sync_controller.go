@@ -64,7 +64,7 @@ type managementClusterPlacementSync struct {
 // needsPlacementObservation: a live cluster that exists in Cluster Service and whose
 // SPC has no observed management cluster yet. Once observed, the field is immutable.
 func needsPlacementObservation(cluster *api.Cluster, spc *api.ServiceProviderCluster) bool {
-	return !deleting(cluster) && cluster.Properties.ServiceProvider().ClusterServiceID != "" &&
+	return !api.ClusterDeleting(cluster) && cluster.Properties.ServiceProvider().ClusterServiceID != "" &&
 		spc != nil && spc.Properties.ObservedManagementCluster() == ""
 }
 

@@ -153,7 +153,7 @@ func (p *pendingCleanupController) judge(ctx context.Context, entry string, mc *
 	// them is authoritative: the cache can lag, never run ahead.
 	c, err := p.clusters.Get(cluster.String())
 	cached := err == nil
-	if cached && (deleting(c) || terminal(c)) {
+	if cached && (api.ClusterDeleting(c) || terminal(c)) {
 		return false, dropClusterEnded, nil
 	}
 	spc, err := p.serviceProviderCluster(ctx, cluster)

@@ -53,7 +53,7 @@ type pendingClusterServiceIDAssign struct {
 // pending one.
 func needsPendingClusterServiceID(cluster *api.Cluster) bool {
 	p := cluster.Properties.ServiceProvider()
-	return !deleting(cluster) && p.ClusterServiceID == "" && p.PendingClusterServiceID == ""
+	return !api.ClusterDeleting(cluster) && p.ClusterServiceID == "" && p.PendingClusterServiceID == ""
 }
 
 func (r *pendingClusterServiceIDAssign) reconcile(ctx context.Context, key string) (controller.Result, error) {

@@ -146,7 +146,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	if err != nil {
 		return controller.Result{}, err
 	}
-	if spc == nil || deleting(cluster) {
+	if spc == nil || api.ClusterDeleting(cluster) {
 		return controller.Result{}, nil
 	}
 	// needsWork: an SPC without intent, or one whose intended MC vanished before Cluster

@@ -141,7 +141,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
 	for _, cluster := range c.clusters.List() {
-		if deleting(cluster) {
+		if api.ClusterDeleting(cluster) {
 			continue
 		}
 		rid, err := cluster.ParsedResourceID()
@@ -302,13 +302,6 @@ func (c *Collector) reservedAt(clusterID string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return cluster.Properties.SystemData.CreatedAt, true
-}
-
-// deleting mirrors the controllers' gate: a cluster on its way out is no longer
-// placement's business and must not count as backlog.
-func deleting(c *api.Cluster) bool {
-	p := c.Properties.ServiceProvider()
-	return c.IsDeleted() || p.DeletionTimestamp != nil || p.ProvisioningState == api.ProvisioningStateDeleting
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -85,6 +85,15 @@ func (p ClusterIdentity) MarshalJSON() ([]byte, error)  { return encodeObject(&p
 
 type Cluster = Document[ClusterProperties]
 
+// ClusterDeleting reports whether a cluster is on its way out. The frontend marks a
+// DELETE with serviceProviderProperties.deletionTimestamp and provisioningState
+// Deleting; a soft-deleted document (deletionTimestamp on the envelope) is one too.
+// Nothing should be created or reserved for such a cluster.
+func ClusterDeleting(c *Cluster) bool {
+	p := c.Properties.ServiceProvider()
+	return c.IsDeleted() || p.DeletionTimestamp != nil || p.ProvisioningState == ProvisioningStateDeleting
+}
+
 // ---- ServiceProviderCluster (Resources container, <cluster>/serviceProviderClusters/default) ----
 
 type ServiceProviderClusterProperties struct {
