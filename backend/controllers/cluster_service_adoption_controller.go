@@ -56,9 +56,9 @@ func clusterServiceAdoptionDefinition() controller.Definition[Env] {
 // clusterServiceID: created by an earlier backend, by ARO-HCP's own controller, or
 // adopted by ClusterServiceCreate's search) the intent of where CS put it, so that it is
 // never placed afresh. A clusterServiceID CS does not resolve is recorded as unmappable,
-// once. Placement leaves every cluster with a clusterServiceID to this controller and so
-// never calls CS on its path; docs/placement.md says why a pending ID alone is not the
-// signal.
+// once. Placement leaves every cluster with a clusterServiceID to this controller, so
+// placing a new cluster calls no CS (only re-placement asks CS, before it withdraws an
+// intent); docs/placement.md says why a pending ID alone is not the signal.
 type clusterServiceAdoption struct {
 	clusters     *informers.Lister[api.ClusterProperties]
 	spcs         *informers.Lister[api.ServiceProviderClusterProperties]
