@@ -28,31 +28,21 @@ const (
 func mcOf(stamp int) *api.ResourceID { return api.ManagementClusterResourceID(strconv.Itoa(stamp)) }
 
 // update applies mutate to a fresh read of a document and writes it back under If-Match,
-// again from a fresh read whenever the write fails: under injected faults most failures
-// are not the next attempt's. mutate returns false when there is nothing to change.
+// again from a fresh read whenever the write fails (see retryWrite). mutate returns false
+// when there is nothing to change.
 func update[P any](ctx context.Context, c database.Container, rid *api.ResourceID, pk string, mutate func(*api.Document[P]) bool) error {
-	var last error
-	backoff := 20 * time.Millisecond
-	for range seedAttempts {
+	err := retryWrite(ctx, func() error {
 		doc, err := database.Get[P](ctx, c, pk, rid.String())
-		if err == nil {
-			if !mutate(doc) {
-				return nil
-			}
-			if _, err = database.Replace(ctx, c, doc); err == nil {
-				return nil
-			}
+		if err != nil || !mutate(doc) {
+			return err
 		}
-		if errors.Is(err, database.ErrNotFound) || ctx.Err() != nil {
-			return fmt.Errorf("updating %s: %w", rid, err)
-		}
-		last = err
-		if !sleepCtx(ctx, backoff) {
-			return ctx.Err()
-		}
-		backoff = min(2*backoff, time.Second)
+		_, err = database.Replace(ctx, c, doc)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("updating %s: %w", rid, err)
 	}
-	return fmt.Errorf("updating %s: %d attempts failed, the last: %w", rid, seedAttempts, last)
+	return nil
 }
 
 // cordon sets an MC's scheduling policy as an operator would, and waits until the run's
