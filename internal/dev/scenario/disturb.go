@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -364,7 +366,7 @@ func (r *chaosRun) settle(ctx context.Context) error {
 	defer report.Stop()
 	var resolvedSince time.Time
 	for {
-		created := keysOf(r.s.obs.createdAt())
+		created := slices.Collect(maps.Keys(r.s.obs.createdAt()))
 		p := resolve(r.view.snapshot(r.since(), r.singleReplica), created, r.view.candidates(), r.cfg, time.Now())
 		switch {
 		case p.unresolved > 0:
@@ -386,12 +388,4 @@ func (r *chaosRun) settle(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
-}
-
-func keysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
