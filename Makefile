@@ -53,7 +53,7 @@ test: emulator-deps lint alerts-test
 # them from running at all, so nothing counts as skipped; and with HCPSCHED_NO_EMULATOR
 # set the emulator refuses to start, so a test named otherwise fails instead of
 # slowing the loop down.
-CHECK_EXCLUDE := $(MODULE)/internal/dev/emulator $(MODULE)/internal/dev/scenario $(MODULE)/internal/dev/localregion
+CHECK_EXCLUDE := $(MODULE)/internal/dev/emulator $(LONG_TEST_PACKAGES)
 CHECK_SKIP := Emulator|/^emulator$$|//^emulator$$
 
 ## check: the fast inner loop, about 2 minutes warm: gofmt, go vet, staticcheck, then the

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/backend/app"
@@ -17,7 +14,6 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/process"
 )
 
 // The backend, wired as in production but over a store whose change feed can hang, is
@@ -45,20 +41,5 @@ func TestReadyzFailsWhileAChangeFeedStalls(t *testing.T) {
 		Informers: cfg.informers, Placement: cfg.placement, Controllers: cfg.controllers,
 	})
 	require.NoError(t, err)
-	shell, err := process.New(cfg.process, reg, logger)
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- shell.Run(ctx, backend) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(30 * time.Second):
-			t.Error("the backend did not shut down")
-		}
-	})
-
-	informertest.ReadyzFollowsFeeds(t, store, "http://"+shell.HealthAddr().String()+"/readyz", informers.FeedReadinessCheck)
+	informertest.ShellReadyzFollowsFeeds(t, store, cfg.process, reg, logger, backend, "backend", informers.FeedReadinessCheck)
 }

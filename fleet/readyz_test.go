@@ -6,10 +6,8 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
@@ -19,7 +17,6 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/process"
 )
 
 type noAgentPools struct{}
@@ -57,20 +54,5 @@ func TestReadyzFailsWhileAChangeFeedStalls(t *testing.T) {
 		Registerer: reg, Logger: logger, Informers: f.informers,
 	})
 	require.NoError(t, err)
-	shell, err := process.New(f.shell, reg, logger)
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- shell.Run(ctx, fleet) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(30 * time.Second):
-			t.Error("the fleet did not shut down")
-		}
-	})
-
-	informertest.ReadyzFollowsFeeds(t, store, "http://"+shell.HealthAddr().String()+"/readyz", informers.FeedReadinessCheck)
+	informertest.ShellReadyzFollowsFeeds(t, store, f.shell, reg, logger, fleet, "fleet", informers.FeedReadinessCheck)
 }

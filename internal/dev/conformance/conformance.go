@@ -451,18 +451,13 @@ func testTTL(t *testing.T, c database.Container) {
 	assert.Equal(t, []string{"sub-ttl/" + keep.ID}, collect(t, c, database.ListOptions{ResourceType: api.ClusterResourceType}))
 }
 
-var systemProperties = []string{"_rid", "_self", "_etag", "_ts", "_attachments", "_lsn"}
-
 func tree(t *testing.T, b []byte) map[string]any {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v map[string]any
 	require.NoError(t, dec.Decode(&v))
-	for _, k := range systemProperties {
-		delete(v, k)
-	}
-	return v
+	return arohcp.WithoutSystemProperties(v)
 }
 
 // testFixtures stores every real ARO-HCP document, changes the one field hcpsched owns on

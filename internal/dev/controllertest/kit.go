@@ -64,11 +64,10 @@ type Kit struct {
 type Option func(*options)
 
 type options struct {
-	base      database.Store
-	poll      time.Duration
-	wrap      []func(database.Store) database.Store
-	csOptions []fakeclusterservice.Option
-	csConfig  func(*clusterservice.Config)
+	base     database.Store
+	poll     time.Duration
+	wrap     []func(database.Store) database.Store
+	csConfig func(*clusterservice.Config)
 }
 
 // OnStore builds the kit on s instead of a fresh memory store (Memory is then nil): kits
@@ -90,11 +89,6 @@ func WithStore(wrap func(database.Store) database.Store) Option {
 	return func(o *options) { o.wrap = append(o.wrap, wrap) }
 }
 
-// WithClusterService passes options to the fake Cluster Service.
-func WithClusterService(opts ...fakeclusterservice.Option) Option {
-	return func(o *options) { o.csOptions = append(o.csOptions, opts...) }
-}
-
 // WithClusterServiceClient changes the SDK client's configuration (retries, timeouts).
 func WithClusterServiceClient(f func(*clusterservice.Config)) Option {
 	return func(o *options) { o.csConfig = f }
@@ -109,7 +103,7 @@ func New(t testing.TB, opts ...Option) *Kit {
 		opt(&o)
 	}
 	k := &Kit{
-		CS:       fakeclusterservice.New(append([]fakeclusterservice.Option{fakeclusterservice.WithSeed(1)}, o.csOptions...)...),
+		CS:       fakeclusterservice.New(fakeclusterservice.WithSeed(1)),
 		Registry: prometheus.NewRegistry(),
 		Logs:     &logbuffer.Buffer{},
 	}

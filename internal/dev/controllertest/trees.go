@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
 // Tree decodes a document for comparison: numbers stay json.Number, so trees compare
@@ -87,16 +88,8 @@ func setPath(t testing.TB, root map[string]any, e Edit) {
 	m[last] = Normalize(t, e.Value)
 }
 
-// systemKeys are the properties Cosmos (and the memory store) stamps on every write.
-var systemKeys = []string{"_etag", "_ts", "_rid", "_self", "_attachments", "_lsn"}
-
 // WithoutSystem drops the store's system properties from a tree.
-func WithoutSystem(m map[string]any) map[string]any {
-	for _, k := range systemKeys {
-		delete(m, k)
-	}
-	return m
-}
+func WithoutSystem(m map[string]any) map[string]any { return arohcp.WithoutSystemProperties(m) }
 
 // StoredTree is a stored document's tree without system properties.
 func StoredTree(t testing.TB, item database.Item) map[string]any {

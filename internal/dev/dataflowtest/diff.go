@@ -7,10 +7,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-)
 
-// systemProperties are stamped by Cosmos on every write; no controller writes them.
-var systemProperties = map[string]bool{"_etag": true, "_ts": true, "_rid": true, "_self": true, "_attachments": true, "_lsn": true}
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
+)
 
 // Diff lists the leaf paths whose values differ between two documents (before nil: a
 // Create, every leaf of after). Paths drop the "properties." prefix, array elements are
@@ -25,12 +24,11 @@ func Diff(before, after []byte) ([]string, error) {
 	if err := decode(after, &a); err != nil {
 		return nil, fmt.Errorf("decoding the written document: %w", err)
 	}
+	// Cosmos stamps its system properties on every write; no controller writes them.
 	bm, _ := b.(map[string]any)
 	am, _ := a.(map[string]any)
-	for k := range systemProperties {
-		delete(bm, k)
-		delete(am, k)
-	}
+	arohcp.WithoutSystemProperties(bm)
+	arohcp.WithoutSystemProperties(am)
 	seen := map[string]bool{}
 	diff("", bm, am, seen)
 	out := make([]string, 0, len(seen))

@@ -3,15 +3,18 @@ package informertest
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/process"
 )
 
 // StallingStore wraps a store so that a test can hang its change feeds, the way a
@@ -101,6 +104,29 @@ func ReadyzFollowsFeeds(t *testing.T, store *StallingStore, url, check string) {
 
 	store.Resume()
 	assert.Eventually(t, func() bool { code, _ := get(url); return code == http.StatusOK }, wait, 10*time.Millisecond, "ready again once polls complete")
+}
+
+// ShellReadyzFollowsFeeds runs app in a process shell built from opts until the test
+// ends, when it must shut down cleanly (name says what did not), and checks
+// ReadyzFollowsFeeds on the shell's /readyz with the feed-readiness check named check.
+func ShellReadyzFollowsFeeds(t *testing.T, store *StallingStore, opts process.Options, reg *prometheus.Registry, logger *slog.Logger, app process.App, name, check string) {
+	t.Helper()
+	shell, err := process.New(opts, reg, logger)
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- shell.Run(ctx, app) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Errorf("the %s did not shut down", name)
+		}
+	})
+
+	ReadyzFollowsFeeds(t, store, "http://"+shell.HealthAddr().String()+"/readyz", check)
 }
 
 func get(url string) (int, string) {

@@ -40,9 +40,7 @@ func NewClusterDocument(n int, singleReplica bool, now time.Time) (*api.Cluster,
 		return nil, fmt.Errorf("cluster fixture: %w", err)
 	}
 	// Cosmos system properties are the store's to assign.
-	for _, k := range []string{"_rid", "_self", "_etag", "_attachments", "_ts"} {
-		delete(raw, k)
-	}
+	arohcp.WithoutSystemProperties(raw)
 	b, err := json.Marshal(raw)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"debug/buildinfo"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -68,7 +69,7 @@ type endInputs struct {
 
 // checkEnd reads the settled region straight from the store and Cluster Service.
 func (r *chaosRun) checkEnd(ctx context.Context) (endState, error) {
-	return r.s.checkEndState(ctx, endInputs{misplaced: r.misplaced, failed: r.failed, created: keysOf(r.s.obs.createdAt()), singleReplica: r.singleReplica}, r.cfg)
+	return r.s.checkEndState(ctx, endInputs{misplaced: r.misplaced, failed: r.failed, created: slices.Collect(maps.Keys(r.s.obs.createdAt())), singleReplica: r.singleReplica}, r.cfg)
 }
 
 func (s *session) checkEndState(ctx context.Context, in endInputs, cfg placement.Config) (endState, error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,31 +30,21 @@ const (
 func mcOf(stamp int) *api.ResourceID { return api.ManagementClusterResourceID(strconv.Itoa(stamp)) }
 
 // update applies mutate to a fresh read of a document and writes it back under If-Match,
-// again from a fresh read whenever the write fails: under injected faults most failures
-// are not the next attempt's. mutate returns false when there is nothing to change.
+// again from a fresh read whenever the write fails (see retryWrite). mutate returns false
+// when there is nothing to change.
 func update[P any](ctx context.Context, c database.Container, rid *api.ResourceID, pk string, mutate func(*api.Document[P]) bool) error {
-	var last error
-	backoff := 20 * time.Millisecond
-	for range seedAttempts {
+	err := retryWrite(ctx, func() error {
 		doc, err := database.Get[P](ctx, c, pk, rid.String())
-		if err == nil {
-			if !mutate(doc) {
-				return nil
-			}
-			if _, err = database.Replace(ctx, c, doc); err == nil {
-				return nil
-			}
+		if err != nil || !mutate(doc) {
+			return err
 		}
-		if errors.Is(err, database.ErrNotFound) || ctx.Err() != nil {
-			return fmt.Errorf("updating %s: %w", rid, err)
-		}
-		last = err
-		if !sleepCtx(ctx, backoff) {
-			return ctx.Err()
-		}
-		backoff = min(2*backoff, time.Second)
+		_, err = database.Replace(ctx, c, doc)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("updating %s: %w", rid, err)
 	}
-	return fmt.Errorf("updating %s: %d attempts failed, the last: %w", rid, seedAttempts, last)
+	return nil
 }
 
 // cordon sets an MC's scheduling policy as an operator would, and waits until the run's
@@ -374,7 +366,7 @@ func (r *chaosRun) settle(ctx context.Context) error {
 	defer report.Stop()
 	var resolvedSince time.Time
 	for {
-		created := keysOf(r.s.obs.createdAt())
+		created := slices.Collect(maps.Keys(r.s.obs.createdAt()))
 		p := resolve(r.view.snapshot(r.since(), r.singleReplica), created, r.view.candidates(), r.cfg, time.Now())
 		switch {
 		case p.unresolved > 0:
@@ -396,12 +388,4 @@ func (r *chaosRun) settle(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
-}
-
-func keysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

@@ -222,22 +222,33 @@ func seedStored[P any](ctx context.Context, c database.Container, resourceType s
 const seedAttempts = 20
 
 func seedOne[P any](ctx context.Context, c database.Container, pk, resourceID string, plan seedPlan) ([]seededField, error) {
+	var seeded []seededField
+	err := retryWrite(ctx, func() error {
+		var err error
+		seeded, err = seedOnce[P](ctx, c, pk, resourceID, plan)
+		return err
+	})
+	return seeded, err
+}
+
+// retryWrite runs attempt, a read-modify-write, until it succeeds, the document is gone
+// or ctx ends, at most seedAttempts times with a doubling back-off: under injected faults
+// most failures are not the next attempt's.
+func retryWrite(ctx context.Context, attempt func() error) error {
 	var last error
 	backoff := 20 * time.Millisecond
 	for range seedAttempts {
-		seeded, err := seedOnce[P](ctx, c, pk, resourceID, plan)
+		err := attempt()
 		if err == nil || errors.Is(err, database.ErrNotFound) || ctx.Err() != nil {
-			return seeded, err
+			return err
 		}
 		last = err
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if !sleepCtx(ctx, backoff) {
+			return ctx.Err()
 		}
 		backoff = min(2*backoff, time.Second)
 	}
-	return nil, fmt.Errorf("%d attempts failed, the last: %w", seedAttempts, last)
+	return fmt.Errorf("%d attempts failed, the last: %w", seedAttempts, last)
 }
 
 func seedOnce[P any](ctx context.Context, c database.Container, pk, resourceID string, plan seedPlan) ([]seededField, error) {

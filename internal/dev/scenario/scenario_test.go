@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +139,7 @@ func TestEndStateChecksCatchWhatTheyClaim(t *testing.T) {
 	s.addSeeded(spcSeeded)
 
 	cfg := placement.DefaultConfig()
-	in := endInputs{created: keysOf(s.obs.createdAt()), singleReplica: func(key string) (bool, bool) {
+	in := endInputs{created: slices.Collect(maps.Keys(s.obs.createdAt())), singleReplica: func(key string) (bool, bool) {
 		s.seededMu.Lock()
 		defer s.seededMu.Unlock()
 		single, ours := s.singleReplica[key]
