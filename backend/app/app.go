@@ -56,6 +56,10 @@ func New(cfg Config) (process.App, error) {
 	if err != nil {
 		return process.App{}, fmt.Errorf("placement metrics: %w", err)
 	}
+	creationWaits, err := controllers.NewCreationWaits(cfg.Registerer)
+	if err != nil {
+		return process.App{}, fmt.Errorf("creation-wait metrics: %w", err)
+	}
 	caches := informers.NewCaches(factory)
 	if err := cfg.Registerer.Register(clustermetrics.NewCollector(caches, cfg.Placement, nil)); err != nil {
 		return process.App{}, fmt.Errorf("cluster metrics: %w", err)
@@ -67,6 +71,7 @@ func New(cfg Config) (process.App, error) {
 		ClusterService:   cfg.ClusterService,
 		Placement:        cfg.Placement,
 		PlacementMetrics: placementMetrics,
+		CreationWaits:    creationWaits,
 	}
 	ctrls, err := controller.Build(env, controller.Runtime{Metrics: metrics, Logger: cfg.Logger},
 		controllers.Definitions(), cfg.Controllers.Settings())

@@ -42,34 +42,21 @@ func cachedServiceProviderCluster(spcs *informers.Lister[api.ServiceProviderClus
 	return spc, err
 }
 
-// azureIdentity is how Cluster Service knows the cluster: subscription, resource group
-// and name from its resource ID, the tenant from properties.identity.tenantId and the
-// managed resource group from customerProperties.platform. It also returns the JSON
-// paths of the fields the document does not have yet.
-func azureIdentity(c *api.Cluster, rid *api.ResourceID) (clusterservice.AzureIdentity, []string) {
+// azureIdentity is how Cluster Service knows the cluster, as ARO-HCP's create sends it
+// and searches for it: subscription, resource group and name from its resource ID,
+// lowercased; the tenant (from its subscription) and the managed resource group as
+// stored.
+func azureIdentity(c *api.Cluster, rid *api.ResourceID, tenant string) clusterservice.AzureIdentity {
 	id := clusterservice.AzureIdentity{
-		SubscriptionID:    rid.SubscriptionID,
-		ResourceGroupName: rid.ResourceGroup,
-		ResourceName:      rid.Name(),
-	}
-	if i := c.Properties.Identity; i != nil {
-		id.TenantID = i.TenantID
+		SubscriptionID:    strings.ToLower(rid.SubscriptionID),
+		ResourceGroupName: strings.ToLower(rid.ResourceGroup),
+		ResourceName:      strings.ToLower(rid.Name()),
+		TenantID:          tenant,
 	}
 	if cp := c.Properties.CustomerProperties; cp != nil && cp.Platform != nil {
 		id.ManagedResourceGroupName = cp.Platform.ManagedResourceGroup
 	}
-	var missing []string
-	for _, f := range []struct{ path, value string }{
-		{"resourceID (subscription)", id.SubscriptionID},
-		{"resourceID (resource group)", id.ResourceGroupName},
-		{"properties.identity.tenantId", id.TenantID},
-		{"properties.customerProperties.platform.managedResourceGroup", id.ManagedResourceGroupName},
-	} {
-		if f.value == "" {
-			missing = append(missing, f.path)
-		}
-	}
-	return id, missing
+	return id
 }
 
 // DefaultConflictRequeue is how soon a controller whose write lost an etag race (412)

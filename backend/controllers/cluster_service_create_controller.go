@@ -6,10 +6,13 @@ import (
 	"fmt"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hcpsched/hcpsched/backend/clusterbody"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
@@ -25,22 +28,38 @@ var clusterServiceIDFields = docwrite.Fields{
 }
 
 // clusterServiceCreateDefinition: cluster-keyed, triggered by the cluster and SPC
-// informers: the SPC update that records placement is what ends the deferral.
+// informers (the SPC update that records placement, or the desired version, is what ends
+// a deferral) and by the subscription informer, whose events reach every cluster in the
+// subscription: a tenant arriving ends the wait for it.
 func clusterServiceCreateDefinition() controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       ClusterServiceCreateName,
 		FlagPrefix: "cluster-service-create",
 		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
 		Triggers: func(e Env) []controller.Trigger {
-			return clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters())
+			return append(clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters()), controller.Trigger{
+				Informer: e.Caches.Subscriptions(),
+				KeyFor: keysThroughIndex(e.Caches.Clusters().Lister(), informers.IndexBySubscription,
+					api.SubscriptionResourceType, api.ClusterResourceType),
+			})
 		},
 		New: func(e Env, _ controller.Settings) (controller.ReconcileFunc, error) {
+			waits := e.CreationWaits
+			if waits == nil {
+				w, err := NewCreationWaits(prometheus.NewRegistry())
+				if err != nil {
+					return nil, err
+				}
+				waits = w
+			}
 			r := &clusterServiceCreate{
-				clusters: e.Caches.Clusters().Lister(),
-				spcs:     e.Caches.ServiceProviderClusters().Lister(),
-				mcs:      e.Caches.ManagementClusters().Lister(),
-				writer:   e.clusterWriter(),
-				cs:       e.ClusterService,
+				clusters:      e.Caches.Clusters().Lister(),
+				spcs:          e.Caches.ServiceProviderClusters().Lister(),
+				subscriptions: e.Caches.Subscriptions().Lister(),
+				mcs:           e.Caches.ManagementClusters().Lister(),
+				writer:        e.clusterWriter(),
+				cs:            e.ClusterService,
+				waits:         waits,
 			}
 			return r.reconcile, nil
 		},
@@ -51,11 +70,13 @@ func clusterServiceCreateDefinition() controller.Definition[Env] {
 // shard of the management cluster placement chose. Without the pin Cluster Service
 // would pick a shard itself and placement would be mere advice.
 type clusterServiceCreate struct {
-	clusters *informers.Lister[api.ClusterProperties]
-	spcs     *informers.Lister[api.ServiceProviderClusterProperties]
-	mcs      *informers.Lister[api.ManagementClusterProperties]
-	writer   docwrite.Writer[api.ClusterProperties]
-	cs       clusterservice.Clusters
+	clusters      *informers.Lister[api.ClusterProperties]
+	spcs          *informers.Lister[api.ServiceProviderClusterProperties]
+	subscriptions *informers.Lister[api.SubscriptionProperties]
+	mcs           *informers.Lister[api.ManagementClusterProperties]
+	writer        docwrite.Writer[api.ClusterProperties]
+	cs            clusterservice.Clusters
+	waits         *CreationWaits
 }
 
 // needsClusterServiceCluster: a live cluster, not Failed or Canceled, with a pending
@@ -67,19 +88,42 @@ func needsClusterServiceCluster(cluster *api.Cluster) bool {
 	return !api.ClusterDeleting(cluster) && !terminal(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
 }
 
+// The steps follow ARO-HCP's own create controller: the SPC and its desired version
+// first, then the tenant, the adoption search, the placement gate, and the pinned POST.
 func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (controller.Result, error) {
 	cluster, rid, err := cachedCluster(r.clusters, key)
-	if err != nil || cluster == nil || !needsClusterServiceCluster(cluster) {
+	if err != nil {
 		return controller.Result{}, err
 	}
-	logger := controller.LoggerFrom(ctx)
-	identity, missing := azureIdentity(cluster, rid)
-	if len(missing) > 0 {
-		// Not an error: the fields are written by other components, and their write is
-		// an event that brings the cluster back here.
-		logger.Info("waiting for the cluster's Azure identity before creating it in Cluster Service", "missing", missing)
+	if cluster == nil || !needsClusterServiceCluster(cluster) {
+		r.waits.done(key)
 		return controller.Result{}, nil
 	}
+	logger := controller.LoggerFrom(ctx)
+	spc, err := cachedServiceProviderCluster(r.spcs, rid)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	if spc == nil {
+		logger.Info("deferring Cluster Service creation until the cluster has its ServiceProviderCluster")
+		return controller.Result{}, nil
+	}
+	if spc.Properties.DesiredControlPlaneVersion() == "" {
+		return r.wait(ctx, key, WaitDesiredVersion, "waiting for ARO-HCP to choose the control plane version (ServiceProviderCluster spec.control_plane_version.desired_version)")
+	}
+	tenant, reason, err := r.tenantOf(rid)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	if reason != "" {
+		return r.wait(ctx, key, reason, "waiting for the subscription's tenant (Subscription properties.properties.tenantId) before creating the cluster in Cluster Service",
+			"subscription", api.SubscriptionResourceID(rid.SubscriptionID).String())
+	}
+	identity := azureIdentity(cluster, rid, tenant)
+	if identity.ManagedResourceGroupName == "" {
+		return r.wait(ctx, key, WaitManagedResourceGroup, "waiting for the cluster's managed resource group (customerProperties.platform.managedResourceGroup) before creating it in Cluster Service")
+	}
+	r.waits.done(key)
 	pending := cluster.Properties.ServiceProvider().PendingClusterServiceID
 
 	// An earlier attempt may have created the cluster and crashed, or lost a 412, before
@@ -97,26 +141,18 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 		return r.recordClusterServiceID(ctx, cluster, adopted.ID())
 	}
 
-	spc, err := cachedServiceProviderCluster(r.spcs, rid)
-	if err != nil {
-		return controller.Result{}, err
-	}
-	if spc == nil || spc.Properties.IntendedManagementCluster() == "" {
-		logger.Info("deferring Cluster Service creation until placement is resolved")
+	mcID := spc.Properties.IntendedManagementCluster()
+	if mcID == "" {
+		logger.Info(deferralMessage)
 		return controller.Result{}, nil
 	}
-	mcID := spc.Properties.IntendedManagementCluster()
 	shardID, err := r.provisionShardOf(mcID)
 	if err != nil {
 		return controller.Result{}, err
 	}
-	csID, err := clusterservice.ParseClusterHREF(pending)
+	body, err := clusterbody.Build(clusterbody.Input{Cluster: cluster, SPC: spc, TenantID: tenant, ShardID: shardID})
 	if err != nil {
-		return controller.Result{}, fmt.Errorf("pendingClusterServiceID: %w", err)
-	}
-	body, err := clusterBody(csID, rid.Name(), identity, shardID)
-	if err != nil {
-		return controller.Result{}, err
+		return r.wait(ctx, key, WaitInvalidDocument, "the cluster document cannot be created in Cluster Service until it is corrected", "error", err)
 	}
 	created, err := r.cs.CreatePinnedCluster(ctx, body, shardID)
 	if errors.Is(err, clusterservice.ErrConflict) {
@@ -125,29 +161,44 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	if err != nil {
 		return controller.Result{}, fmt.Errorf("creating the cluster in Cluster Service: %w", err)
 	}
+	if created.ID() != body.ID() {
+		// ARO-HCP chose the ID so that a retry finds the same cluster; one under another
+		// ID would be bound to nothing. Left for a human, retried with back-off.
+		return controller.Result{}, fmt.Errorf("Cluster Service created the cluster as %q, not under the pre-assigned ID %q", created.ID(), body.ID())
+	}
 	logger.Info("created the cluster in Cluster Service, pinned to the placed management cluster",
 		"clusterServiceClusterID", created.ID(), "provisionShardID", shardID, "managementClusterResourceID", mcID)
 	return r.recordClusterServiceID(ctx, cluster, created.ID())
 }
 
-// clusterBody is the cluster as POSTed to Cluster Service: its pre-assigned ID, its name,
-// the Azure identity the adoption search matches on, and the pin.
-func clusterBody(csID, name string, identity clusterservice.AzureIdentity, shardID string) (*arohcp.Cluster, error) {
-	body, err := arohcp.NewCluster().
-		ID(csID).
-		Name(name).
-		Azure(arohcp.NewAzure().
-			SubscriptionID(identity.SubscriptionID).
-			ResourceGroupName(identity.ResourceGroupName).
-			ResourceName(identity.ResourceName).
-			TenantID(identity.TenantID).
-			ManagedResourceGroupName(identity.ManagedResourceGroupName)).
-		ProvisionShardID(shardID).
-		Build()
-	if err != nil {
-		return nil, fmt.Errorf("building the Cluster Service cluster %s: %w", csID, err)
+// deferralMessage is logged while placement has not chosen a management cluster.
+const deferralMessage = "deferring Cluster Service creation until placement is resolved"
+
+// wait records why the cluster waits and logs it. The result has no requeue: the write
+// that ends the wait is an event.
+func (r *clusterServiceCreate) wait(ctx context.Context, key, reason, msg string, args ...any) (controller.Result, error) {
+	r.waits.wait(key, reason)
+	controller.LoggerFrom(ctx).Info(msg, append([]any{"reason", reason}, args...)...)
+	return controller.Result{}, nil
+}
+
+// tenantOf reads the cluster's tenant from its cached Subscription document, or returns
+// why there is none yet.
+func (r *clusterServiceCreate) tenantOf(cluster *api.ResourceID) (tenant, waitReason string, err error) {
+	sub, err := r.subscriptions.Get(api.SubscriptionResourceID(cluster.SubscriptionID).String())
+	if errors.Is(err, database.ErrNotFound) {
+		return "", WaitSubscription, nil
 	}
-	return body, nil
+	if err != nil {
+		return "", "", err
+	}
+	if sub.IsDeleted() {
+		return "", WaitSubscription, nil
+	}
+	if t := sub.Properties.TenantID(); t != "" {
+		return t, "", nil
+	}
+	return "", WaitSubscriptionTenant, nil
 }
 
 // adoptable picks the Cluster Service cluster to adopt: the one created under the

@@ -26,12 +26,6 @@ func TestClusterServiceCreateWaits(t *testing.T) {
 		searched bool
 	}{
 		{
-			name:    "no tenant yet",
-			cluster: newCluster(clusterID("c1"), withPending(fixedHREF), func(c *api.Cluster) { c.Properties.Identity = nil }),
-			spc:     true,
-			log:     "waiting for the cluster's Azure identity",
-		},
-		{
 			name: "no managed resource group yet",
 			cluster: newCluster(clusterID("c1"), withPending(fixedHREF), func(c *api.Cluster) {
 				c.Properties.CustomerProperties.Platform.ManagedResourceGroup = ""

@@ -57,6 +57,9 @@ type Env struct {
 	// PlacementMetrics counts its outcomes (nil: counted on a private registry).
 	Placement        placement.Config
 	PlacementMetrics *PlacementMetrics
+	// CreationWaits counts the clusters ClusterServiceCreate waits on, by reason (nil:
+	// counted on a private registry).
+	CreationWaits *CreationWaits
 	// Now is the clock placement stamps and judges report ages by; nil is time.Now.
 	Now func() time.Time
 	// NewClusterID mints the Cluster Service ID a cluster is pre-assigned; nil is

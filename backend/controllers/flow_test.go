@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/hcpsched/hcpsched/backend/clusterbody"
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
@@ -161,10 +162,10 @@ func TestAdoptsExistingClusterServiceCluster(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	f := setupFlow(t, w)
-	identity, missing := azureIdentity(f.stored, f.cluster)
-	require.Empty(t, missing)
 	existingID := clusterservice.NewClusterID()
-	body, err := clusterBody(existingID, f.cluster.Name(), identity, f.shardB)
+	earlier := f.stored.DeepCopy()
+	earlier.Properties.ServiceProviderProperties.PendingClusterServiceID = clusterservice.ClustersPath + "/" + existingID
+	body, err := clusterbody.Build(clusterbody.Input{Cluster: earlier, TenantID: controllertest.Tenant, ShardID: f.shardB})
 	require.NoError(t, err)
 	_, err = w.CSClient.CreatePinnedCluster(t.Context(), body, f.shardB)
 	require.NoError(t, err)

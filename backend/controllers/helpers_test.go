@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcpsched/hcpsched/backend/clusterbody"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
@@ -42,8 +43,6 @@ const (
 	fixedHREF = clusterservice.ClustersPath + "/" + fixedCSID
 	// unmappableHREF is a legacy clusterServiceID Cluster Service does not know.
 	unmappableHREF = "/api/clusters_mgmt/v1/clusters/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"
-
-	deferralMessage = "deferring Cluster Service creation until placement is resolved"
 )
 
 // world is one test's kit and the backend's Env over it: the controllers write through
@@ -157,7 +156,6 @@ func newCluster(rid *api.ResourceID, mutate ...func(*api.Cluster)) *api.Cluster 
 		ServiceProviderProperties: &api.ClusterServiceProviderProperties{
 			ProvisioningState: "Accepted",
 		},
-		Identity: &api.ClusterIdentity{TenantID: controllertest.Tenant},
 	})
 	c.ResourceType = api.ClusterResourceType
 	for _, m := range mutate {
@@ -239,11 +237,9 @@ func mustShardOf(t *testing.T, w *world, mc *api.ResourceID) string {
 // ARO-HCP's own controller would have.
 func postCluster(t *testing.T, w *world, c *api.Cluster, id, shard string) {
 	t.Helper()
-	rid, err := c.ParsedResourceID()
-	require.NoError(t, err)
-	identity, missing := azureIdentity(c, rid)
-	require.Empty(t, missing)
-	body, err := clusterBody(id, rid.Name(), identity, shard)
+	earlier := c.DeepCopy()
+	earlier.Properties.ServiceProviderProperties.PendingClusterServiceID = clusterservice.ClustersPath + "/" + id
+	body, err := clusterbody.Build(clusterbody.Input{Cluster: earlier, TenantID: controllertest.Tenant, ShardID: shard})
 	require.NoError(t, err)
 	_, err = w.CSClient.CreatePinnedCluster(t.Context(), body, shard)
 	require.NoError(t, err)

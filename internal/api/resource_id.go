@@ -22,6 +22,7 @@ type ResourceID struct {
 
 // ParseResourceID parses IDs of the forms hcpsched stores:
 //
+//	/subscriptions/{s}   (the subscription, type Microsoft.Resources/subscriptions)
 //	/subscriptions/{s}[/resourceGroups/{rg}]/providers/{ns}/{type}/{name}[/{type}/{name}...]
 //	/providers/{ns}/{type}/{name}[/{type}/{name}...]   (tenant-level fleet resources)
 func ParseResourceID(id string) (*ResourceID, error) {
@@ -51,6 +52,13 @@ func ParseResourceID(id string) (*ResourceID, error) {
 			}
 			r.ResourceGroup = segs[i+1]
 			i += 2
+		}
+		if i == 2 && len(segs) == 2 {
+			// The subscription itself: ARM's Microsoft.Resources/subscriptions resource.
+			r.Namespace = SubscriptionNamespace
+			r.Types = []string{"subscriptions"}
+			r.Names = []string{r.SubscriptionID}
+			return r, nil
 		}
 		if i == len(segs) {
 			return fail("no provider resource")

@@ -7,6 +7,7 @@ import (
 // Resource types as ARO-HCP writes them into the envelope. They are matched
 // case-insensitively: some stored documents carry a fully lowercased resourceType.
 const (
+	SubscriptionResourceType                = "Microsoft.Resources/subscriptions"
 	ClusterResourceType                     = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters"
 	ServiceProviderClusterResourceType      = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters"
 	StampResourceType                       = "microsoft.redhatopenshift/stamps"

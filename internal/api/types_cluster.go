@@ -9,7 +9,9 @@ type ClusterProperties struct {
 	SystemData                *SystemData                       `json:"systemData,omitempty"`
 	CustomerProperties        *ClusterCustomerProperties        `json:"customerProperties,omitempty"`
 	ServiceProviderProperties *ClusterServiceProviderProperties `json:"serviceProviderProperties,omitempty"`
-	Identity                  *ClusterIdentity                  `json:"identity,omitempty"`
+	// Name and Location are the ARM resource's, as the frontend wrote them.
+	Name     string `json:"name,omitempty"`
+	Location string `json:"location,omitempty"`
 	Object
 }
 
@@ -25,8 +27,23 @@ type SystemData struct {
 func (p *SystemData) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p SystemData) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
+// ClusterCustomerProperties is what the customer asked for, written by the frontend.
+// hcpsched never writes it; it reads the fields the Cluster Service create is built
+// from (see docs/cluster-service-create.md). Each nested level embeds Object so the
+// fields it does not declare survive any write of the document.
 type ClusterCustomerProperties struct {
-	Platform *ClusterPlatform `json:"platform,omitempty"`
+	Version                 *ClusterVersion       `json:"version,omitempty"`
+	DNS                     *ClusterDNS           `json:"dns,omitempty"`
+	Network                 *ClusterNetwork       `json:"network,omitempty"`
+	API                     *ClusterAPI           `json:"api,omitempty"`
+	Ingress                 *ClusterIngress       `json:"ingress,omitempty"`
+	Platform                *ClusterPlatform      `json:"platform,omitempty"`
+	Autoscaling             *ClusterAutoscaling   `json:"autoscaling,omitempty"`
+	NodeDrainTimeoutMinutes *int32                `json:"nodeDrainTimeoutMinutes,omitempty"`
+	Etcd                    *ClusterEtcd          `json:"etcd,omitempty"`
+	ClusterImageRegistry    *ClusterImageRegistry `json:"clusterImageRegistry,omitempty"`
+	CryptoRestrictions      string                `json:"cryptoRestrictions,omitempty"`
+	ImageDigestMirrors      []ImageDigestMirror   `json:"imageDigestMirrors,omitempty"`
 	Object
 }
 
@@ -34,12 +51,163 @@ func (p *ClusterCustomerProperties) UnmarshalJSON(b []byte) error { return decod
 func (p ClusterCustomerProperties) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ClusterPlatform struct {
-	ManagedResourceGroup string `json:"managedResourceGroup,omitempty"`
+	ManagedResourceGroup    string                   `json:"managedResourceGroup,omitempty"`
+	SubnetID                string                   `json:"subnetId,omitempty"`
+	VnetIntegrationSubnetID string                   `json:"vnetIntegrationSubnetId,omitempty"`
+	OutboundType            string                   `json:"outboundType,omitempty"`
+	NetworkSecurityGroupID  string                   `json:"networkSecurityGroupId,omitempty"`
+	OperatorsAuthentication *OperatorsAuthentication `json:"operatorsAuthentication,omitempty"`
 	Object
 }
 
 func (p *ClusterPlatform) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p ClusterPlatform) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type OperatorsAuthentication struct {
+	UserAssignedIdentities *UserAssignedIdentities `json:"userAssignedIdentities,omitempty"`
+	Object
+}
+
+func (p *OperatorsAuthentication) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p OperatorsAuthentication) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+// UserAssignedIdentities maps operator names to the ARM IDs of their managed identities.
+type UserAssignedIdentities struct {
+	ControlPlaneOperators  map[string]string `json:"controlPlaneOperators,omitempty"`
+	DataPlaneOperators     map[string]string `json:"dataPlaneOperators,omitempty"`
+	ServiceManagedIdentity string            `json:"serviceManagedIdentity,omitempty"`
+	Object
+}
+
+func (p *UserAssignedIdentities) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p UserAssignedIdentities) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+// ClusterVersion is the customer's version: id holds only X.Y (the full version is the
+// SPC's spec.control_plane_version.desired_version), channelGroup stable by default.
+type ClusterVersion struct {
+	ID           string `json:"id,omitempty"`
+	ChannelGroup string `json:"channelGroup,omitempty"`
+	Object
+}
+
+func (p *ClusterVersion) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterVersion) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type ClusterDNS struct {
+	BaseDomainPrefix string `json:"baseDomainPrefix,omitempty"`
+	Object
+}
+
+func (p *ClusterDNS) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterDNS) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type ClusterNetwork struct {
+	NetworkType string `json:"networkType,omitempty"`
+	PodCIDR     string `json:"podCidr,omitempty"`
+	ServiceCIDR string `json:"serviceCidr,omitempty"`
+	MachineCIDR string `json:"machineCidr,omitempty"`
+	HostPrefix  *int32 `json:"hostPrefix,omitempty"`
+	Object
+}
+
+func (p *ClusterNetwork) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterNetwork) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+// ClusterAPI is the API server's exposure. AuthorizedCIDRs distinguishes absent (nil:
+// open to all) from an empty list, which ARO-HCP refuses.
+type ClusterAPI struct {
+	Visibility      string   `json:"visibility,omitempty"`
+	AuthorizedCIDRs []string `json:"authorizedCidrs,omitempty"`
+	Object
+}
+
+func (p *ClusterAPI) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterAPI) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type ClusterIngress struct {
+	Type string `json:"type,omitempty"`
+	Object
+}
+
+func (p *ClusterIngress) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterIngress) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+// ClusterAutoscaling holds pointers so that an unset value takes ARO-HCP's default
+// rather than zero.
+type ClusterAutoscaling struct {
+	MaxNodesTotal               *int32 `json:"maxNodesTotal,omitempty"`
+	MaxPodGracePeriodSeconds    *int32 `json:"maxPodGracePeriodSeconds,omitempty"`
+	MaxNodeProvisionTimeSeconds *int32 `json:"maxNodeProvisionTimeSeconds,omitempty"`
+	PodPriorityThreshold        *int32 `json:"podPriorityThreshold,omitempty"`
+	Object
+}
+
+func (p *ClusterAutoscaling) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterAutoscaling) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type ClusterEtcd struct {
+	DataEncryption *EtcdDataEncryption `json:"dataEncryption,omitempty"`
+	Object
+}
+
+func (p *ClusterEtcd) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterEtcd) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type EtcdDataEncryption struct {
+	KeyManagementMode string               `json:"keyManagementMode,omitempty"`
+	CustomerManaged   *EtcdCustomerManaged `json:"customerManaged,omitempty"`
+	Object
+}
+
+func (p *EtcdDataEncryption) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p EtcdDataEncryption) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type EtcdCustomerManaged struct {
+	EncryptionType string   `json:"encryptionType,omitempty"`
+	KMS            *EtcdKMS `json:"kms,omitempty"`
+	Object
+}
+
+func (p *EtcdCustomerManaged) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p EtcdCustomerManaged) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type EtcdKMS struct {
+	Visibility string  `json:"visibility,omitempty"`
+	ActiveKey  *KMSKey `json:"activeKey,omitempty"`
+	Object
+}
+
+func (p *EtcdKMS) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p EtcdKMS) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type KMSKey struct {
+	Name      string `json:"name,omitempty"`
+	VaultName string `json:"vaultName,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Object
+}
+
+func (p *KMSKey) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p KMSKey) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type ClusterImageRegistry struct {
+	State string `json:"state,omitempty"`
+	Object
+}
+
+func (p *ClusterImageRegistry) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ClusterImageRegistry) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+// ImageDigestMirror is one mirror set; mirrorSourcePolicy is stored by the frontend but
+// not sent to Cluster Service, so it is left undeclared (and passes through).
+type ImageDigestMirror struct {
+	Source  string   `json:"source,omitempty"`
+	Mirrors []string `json:"mirrors,omitempty"`
+	Object
+}
+
+func (p *ImageDigestMirror) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ImageDigestMirror) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 // Provisioning states that end a cluster's life for placement purposes.
 const (
@@ -59,6 +227,9 @@ type ClusterServiceProviderProperties struct {
 	ClusterServiceID        string                `json:"clusterServiceID,omitempty"`
 	ExperimentalFeatures    *ExperimentalFeatures `json:"experimentalFeatures,omitempty"`
 	DeletionTimestamp       *time.Time            `json:"deletionTimestamp,omitempty"`
+	// ManagedIdentitiesDataPlaneIdentityURL is the managed-identity data plane URL the
+	// frontend stored from the create PUT's X-Ms-Identity-Url header; per cluster.
+	ManagedIdentitiesDataPlaneIdentityURL string `json:"managedIdentitiesDataPlaneIdentityURL,omitempty"`
 	Object
 }
 
@@ -68,20 +239,14 @@ func (p *ClusterServiceProviderProperties) UnmarshalJSON(b []byte) error {
 func (p ClusterServiceProviderProperties) MarshalJSON() ([]byte, error) { return encodeObject(&p) }
 
 type ExperimentalFeatures struct {
-	SingleReplica string `json:"singleReplica,omitempty"`
+	SingleReplica             string `json:"singleReplica,omitempty"`
+	SizeOverride              string `json:"sizeOverride,omitempty"`
+	ControlPlaneOperatorImage string `json:"controlPlaneOperatorImage,omitempty"`
 	Object
 }
 
 func (p *ExperimentalFeatures) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p ExperimentalFeatures) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
-
-type ClusterIdentity struct {
-	TenantID string `json:"tenantId,omitempty"`
-	Object
-}
-
-func (p *ClusterIdentity) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
-func (p ClusterIdentity) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type Cluster = Document[ClusterProperties]
 
@@ -115,11 +280,33 @@ type ServiceProviderClusterSpec struct {
 	// ManagementClusterResourceID is placement's intent; written once, by placement only.
 	ManagementClusterResourceID    string    `json:"managementClusterResourceID,omitempty"`
 	ManagementClusterPlacementTime time.Time `json:"managementClusterPlacementTime,omitzero"`
+	// ControlPlaneVersion is written by ARO-HCP's ControlPlaneDesiredVersion controller;
+	// hcpsched only reads it (the full version Cluster Service creates).
+	ControlPlaneVersion *ControlPlaneVersionSpec `json:"control_plane_version,omitempty"`
+	// DesiredHostedClusterControlPlaneSize overrides the control plane's size class.
+	DesiredHostedClusterControlPlaneSize string `json:"desiredHostedClusterControlPlaneSize,omitempty"`
 	Object
 }
 
 func (p *ServiceProviderClusterSpec) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p ServiceProviderClusterSpec) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+type ControlPlaneVersionSpec struct {
+	DesiredVersion string `json:"desired_version,omitempty"`
+	Object
+}
+
+func (p *ControlPlaneVersionSpec) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
+func (p ControlPlaneVersionSpec) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
+
+// DesiredControlPlaneVersion is spec.control_plane_version.desired_version, the full
+// X.Y.Z version to create; empty until ARO-HCP's version controller has chosen it.
+func (p *ServiceProviderClusterProperties) DesiredControlPlaneVersion() string {
+	if p.Spec != nil && p.Spec.ControlPlaneVersion != nil {
+		return p.Spec.ControlPlaneVersion.DesiredVersion
+	}
+	return ""
+}
 
 type ServiceProviderClusterStatus struct {
 	// ManagementClusterResourceID is where Cluster Service actually put the cluster,

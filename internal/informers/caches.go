@@ -36,6 +36,12 @@ func (c Caches) ManagementClusterSchedulings() *Informer[api.ManagementClusterSc
 	return managementClusterSchedulings(c.f)
 }
 
+// Subscriptions is the ARM subscription informer (Resources container): the tenant a
+// cluster is created under comes from its subscription.
+func (c Caches) Subscriptions() *Informer[api.SubscriptionProperties] {
+	return Register[api.SubscriptionProperties](c.f, api.ResourcesContainer, api.SubscriptionResourceType, nil)
+}
+
 // Stamps is the stamp informer (Fleet container).
 func (c Caches) Stamps() *Informer[api.StampProperties] {
 	return Register[api.StampProperties](c.f, api.FleetContainer, api.StampResourceType, nil)

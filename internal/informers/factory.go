@@ -304,6 +304,9 @@ func (lw *listWatch) Watch(options metav1.ListOptions) (watch.Interface, error) 
 const (
 	// IndexByCluster maps clusters and their SPCs to the lowercased cluster resource ID.
 	IndexByCluster = "byCluster"
+	// IndexBySubscription maps clusters to their subscription's key (the lowercased
+	// /subscriptions/{id}), so that a subscription's event reaches the clusters in it.
+	IndexBySubscription = "bySubscription"
 	// IndexByProvisionShard maps MCs to their lowercased CS provision shard path.
 	IndexByProvisionShard = "byProvisionShard"
 	// IndexByIntendedManagementCluster maps SPCs to the lowercased MC their spec (the
@@ -335,6 +338,17 @@ func indexByAncestor[P any](resourceType string) cache.IndexFunc {
 func clusters(f *Factory) *Informer[api.ClusterProperties] {
 	return Register[api.ClusterProperties](f, api.ResourcesContainer, api.ClusterResourceType, cache.Indexers{
 		IndexByCluster: indexByAncestor[api.ClusterProperties](api.ClusterResourceType),
+		IndexBySubscription: func(obj any) ([]string, error) {
+			d, ok := DocumentOf[api.ClusterProperties](obj)
+			if !ok {
+				return nil, nil
+			}
+			rid, err := d.ParsedResourceID()
+			if err != nil || rid.SubscriptionID == "" {
+				return nil, nil
+			}
+			return []string{api.SubscriptionResourceID(rid.SubscriptionID).Key()}, nil
+		},
 	})
 }
 

@@ -83,7 +83,6 @@ func FixtureCluster(t testing.TB) *api.Cluster {
 	t.Helper()
 	c, err := api.Decode[api.ClusterProperties](arohcp.Get("constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json"))
 	require.NoError(t, err)
-	c.Properties.Identity.TenantID = Tenant
 	return c
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/dev/emulator"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 )
 
@@ -278,7 +279,7 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			n := len(obs.created) + 1
 			single := o.SingleReplicaEvery > 0 && n%o.SingleReplicaEvery == 0
 			now := time.Now()
-			doc, err := NewClusterDocument(n, single, now)
+			doc, err := frontend.Cluster(n, single, now)
 			if err != nil {
 				return err
 			}

@@ -56,36 +56,6 @@ func TestRegionSettles(t *testing.T) {
 	}
 }
 
-func TestNewClusterDocument(t *testing.T) {
-	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
-	ha, err := NewClusterDocument(1, false, now)
-	require.NoError(t, err)
-	single, err := NewClusterDocument(2, true, now)
-	require.NoError(t, err)
-
-	rid, err := ha.ParsedResourceID()
-	require.NoError(t, err)
-	assert.Equal(t, "hcp-local-1", rid.Name())
-	assert.Equal(t, api.CosmosID(ha.ResourceID), ha.ID)
-	pk, err := api.ResourcesPartitionKey(rid)
-	require.NoError(t, err)
-	assert.Equal(t, pk, ha.PartitionKey)
-	assert.Equal(t, localTenant, ha.Properties.Identity.TenantID)
-	assert.Equal(t, "mrg-hcp-local-1", ha.Properties.CustomerProperties.Platform.ManagedResourceGroup)
-	assert.Equal(t, now, ha.Properties.SystemData.CreatedAt)
-	assert.Nil(t, ha.Properties.ServiceProvider().ExperimentalFeatures)
-	assert.Equal(t, "Accepted", ha.Properties.ServiceProvider().ProvisioningState)
-	assert.Equal(t, api.SingleReplica, single.Properties.ServiceProvider().ExperimentalFeatures.SingleReplica)
-	assert.NotEqual(t, ha.PartitionKey, single.PartitionKey, "each cluster has its own subscription")
-
-	body, err := api.Encode(ha)
-	require.NoError(t, err)
-	for _, gone := range []string{fixtureSubscription, fixtureGroup, fixtureName, fixtureMRG, `"_rid"`, `"_etag"`} {
-		assert.NotContains(t, string(body), gone)
-	}
-	assert.Contains(t, string(body), `"networkType":"OVNKubernetes"`, "the frontend's fields are kept")
-}
-
 func TestWriteAgentPools(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pools.json")
 	o := DefaultOptions()

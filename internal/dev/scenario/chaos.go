@@ -15,7 +15,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
-	"github.com/hcpsched/hcpsched/internal/dev/localregion"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -359,7 +359,7 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 	// ignored; cluster 2 is refused, and the run marks it Failed once placed.
 	s.region.cs.AcceptDuplicateNames(true)
 	for n, target := range map[int]*string{1: &r.misplaced, 2: &r.failed} {
-		doc, err := localregion.NewClusterDocument(n, false, time.Now())
+		doc, err := frontend.Cluster(n, false, time.Now())
 		if err != nil {
 			return report, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/dev/benchreport"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/localregion"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 )
@@ -265,7 +266,7 @@ func collect(errs <-chan error) []error {
 func (s *session) createCluster(ctx context.Context, n int) error {
 	now := time.Now()
 	single := s.o.SingleReplicaEvery > 0 && n%s.o.SingleReplicaEvery == 0
-	doc, err := localregion.NewClusterDocument(n, single, now)
+	doc, err := frontend.Cluster(n, single, now)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,8 @@
-package localregion
+// Package frontend writes documents the way ARO-HCP's frontend does on an ARM PUT: a
+// cluster from the fixture of a freshly accepted one, and its Subscription from a stored
+// one. The local region, the scenario runner and the controller tests create their data
+// through it, so that nothing hcpsched reads exists only in hcpsched's own test data.
+package frontend
 
 import (
 	"encoding/json"
@@ -22,13 +26,19 @@ const (
 	fixtureMRG          = "uprightPairing"
 )
 
-// localTenant is the tenant every generated cluster's identity is in.
-const localTenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+// IdentityURL is the managed-identity data plane URL the frontend stores from the create
+// PUT's X-Ms-Identity-Url header (ARM sends one per cluster; the local one is the same
+// for all).
+const IdentityURL = "https://dummyhost.identity.azure.net/otherinformation?aqueryarg=somevalue"
 
-// NewClusterDocument is cluster n as the frontend writes it: the fixture with its own
-// subscription, resource group, name, managed resource group and tenant.
-func NewClusterDocument(n int, singleReplica bool, now time.Time) (*api.Cluster, error) {
-	sub := fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+// SubscriptionID is the subscription of cluster n.
+func SubscriptionID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
+
+// Cluster is cluster n as the frontend writes it: the fixture with its own subscription,
+// resource group, name and managed resource group, and the identity URL from the PUT's
+// header. Like the frontend's, it has no tenant: that is the subscription's.
+func Cluster(n int, singleReplica bool, now time.Time) (*api.Cluster, error) {
+	sub := SubscriptionID(n)
 	rg, name := fmt.Sprintf("rg-local-%d", n), fmt.Sprintf("hcp-local-%d", n)
 	body := string(arohcp.Get(clusterFixture))
 	body = strings.NewReplacer(
@@ -50,14 +60,11 @@ func NewClusterDocument(n int, singleReplica bool, now time.Time) (*api.Cluster,
 		return nil, fmt.Errorf("cluster fixture: %w", err)
 	}
 	doc.ID = api.CosmosID(doc.ResourceID)
-	if doc.Properties.Identity == nil {
-		doc.Properties.Identity = &api.ClusterIdentity{}
+	if doc.Properties.ServiceProviderProperties == nil {
+		doc.Properties.ServiceProviderProperties = &api.ClusterServiceProviderProperties{}
 	}
-	doc.Properties.Identity.TenantID = localTenant
+	doc.Properties.ServiceProviderProperties.ManagedIdentitiesDataPlaneIdentityURL = IdentityURL
 	if singleReplica {
-		if doc.Properties.ServiceProviderProperties == nil {
-			doc.Properties.ServiceProviderProperties = &api.ClusterServiceProviderProperties{}
-		}
 		doc.Properties.ServiceProviderProperties.ExperimentalFeatures = &api.ExperimentalFeatures{SingleReplica: api.SingleReplica}
 	}
 	if doc.Properties.SystemData == nil {
