@@ -27,6 +27,7 @@ var wantAlerts = []string{
 	"ChangeFeedLagging",
 	"ChangeFeedMalformedDocuments",
 	"ChangeFeedStalled",
+	"ClusterCreationBlocked",
 	"ControllerPanic",
 	"ControllerRetryHotLoop",
 	"CosmosThrottling",

@@ -107,6 +107,8 @@ func registeredNames(t *testing.T) *recorder {
 	require.NoError(t, err)
 	_, err = controllers.NewPlacementMetrics(rec)
 	require.NoError(t, err)
+	_, err = controllers.NewCreationWaits(rec)
+	require.NoError(t, err)
 	caches := informers.NewCaches(f)
 	rec.MustRegister(metrics.NewCollector(caches, placement.DefaultConfig(), nil))
 	return rec
