@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -14,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 )
 
 // TestMain lets the test binary stand in for the command, so the signal test can run it as
@@ -68,6 +71,23 @@ func TestServesUntilStdinCloses(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// The standalone fake is as strict on creates as the in-process one.
+	resp, err = http.Post(url+clusterservice.ClustersPath, "application/json", strings.NewReader(`{"name":"hcp-1"}`))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(body), "attribute 'region.id' is required")
+	var valid bytes.Buffer
+	cluster, err := fakeclusterservice.ValidCluster(clusterservice.NewClusterID(), "hcp-1", "").Build()
+	require.NoError(t, err)
+	require.NoError(t, arohcp.MarshalCluster(cluster, &valid))
+	resp, err = http.Post(url+clusterservice.ClustersPath, "application/json", &valid)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 
 	require.NoError(t, stdinW.Close())
 	select {

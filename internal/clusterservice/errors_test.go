@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -109,6 +110,27 @@ func TestNoRetryOfMutationsOn500(t *testing.T) {
 	assert.Equal(t, "CLUSTERS-MGMT-500", apiErr.Code)
 	assert.Len(t, e.apiRequests(http.MethodPost, ClustersPath), 1,
 		"a 500 may mean CS did the work, so the SDK does not retry a POST; the caller retries with the same id")
+}
+
+// A body CS refuses comes back as the APIError carrying CS's reason, which names the
+// field, after one POST: a 400 is final, so neither the SDK nor the client resends it.
+func TestInvalidCreateIsRefusedOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	shard := e.createShard(t, 1, true)
+	valid := buildCluster(t, clusterBuilder(NewClusterID(), 1))
+	invalid := buildCluster(t, clusterBuilder(valid.ID(), 1).
+		Azure(arohcp.NewAzure().Copy(valid.Azure()).SubnetResourceID("subnet-1")))
+
+	_, err := e.client.CreatePinnedCluster(t.Context(), invalid, shard)
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
+	assert.Contains(t, apiErr.Reason, "'azure.subnet_resource_id'")
+	assert.Len(t, e.apiRequests(http.MethodPost, ClustersPath), 1)
+	onShard, err := e.fake.ClustersOnShard(shard)
+	require.NoError(t, err)
+	assert.Empty(t, onShard)
 }
 
 func TestRetriesGiveUp(t *testing.T) {

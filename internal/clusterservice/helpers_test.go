@@ -92,19 +92,18 @@ func identity(n int) AzureIdentity {
 	}
 }
 
-// clusterBuilder returns the body the backend would send for cluster n, with id.
+// clusterBuilder returns the body the backend would send for cluster n, with id: the
+// fake's complete valid body at identity(n), unpinned (CreatePinnedCluster pins it).
 func clusterBuilder(id string, n int) *arohcp.ClusterBuilder {
 	a := identity(n)
-	return arohcp.NewCluster().
-		ID(id).
-		Name(a.ResourceName).
-		Region(arohcp.NewCloudRegion().ID("eastus")).
-		Azure(arohcp.NewAzure().
-			SubscriptionID(a.SubscriptionID).
-			ResourceGroupName(a.ResourceGroupName).
-			ResourceName(a.ResourceName).
-			TenantID(a.TenantID).
-			ManagedResourceGroupName(a.ManagedResourceGroupName))
+	return fakeclusterservice.ValidClusterFor(id, fakeclusterservice.Identity{
+		SubscriptionID:       a.SubscriptionID,
+		ResourceGroup:        a.ResourceGroupName,
+		Name:                 a.ResourceName,
+		TenantID:             a.TenantID,
+		ManagedResourceGroup: a.ManagedResourceGroupName,
+		Location:             "eastus",
+	}, "")
 }
 
 func buildCluster(t *testing.T, b *arohcp.ClusterBuilder) *arohcp.Cluster {

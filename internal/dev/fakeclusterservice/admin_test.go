@@ -73,7 +73,7 @@ func TestAdminMoveAndClustersOnShard(t *testing.T) {
 	to := decode(t, resp.body)["id"].(string)
 
 	cluster := newID()
-	require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(cluster, from)).status)
+	require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(t, cluster, from)).status)
 
 	onShard := func(shard string) []*arohcp.Cluster {
 		resp := h.do(t, http.MethodGet, adminPrefix+"provision_shards/"+shard+"/clusters", "")
@@ -161,13 +161,13 @@ func TestMisplaceOnCreateIgnoresOnePinOnly(t *testing.T) {
 
 	h.fake.MisplaceOnCreate("HCP-1") // Azure names compare case-insensitively
 	misplaced := newID()
-	resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(misplaced, pinned))
+	resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(t, misplaced, pinned))
 	require.Equal(t, http.StatusCreated, resp.status, resp.body)
 	assert.Equal(t, other, decode(t, resp.body)["provision_shard_id"], "the pin was ignored")
 
 	// Any other cluster honours its pin.
 	h.fake.MisplaceOnCreate("hcp-3")
-	resp = h.do(t, http.MethodPost, clustersPath, strings.ReplaceAll(clusterJSON(newID(), pinned), "hcp-1", "hcp-2"))
+	resp = h.do(t, http.MethodPost, clustersPath, strings.ReplaceAll(clusterJSON(t, newID(), pinned), "hcp-1", "hcp-2"))
 	require.Equal(t, http.StatusCreated, resp.status, resp.body)
 	assert.Equal(t, pinned, decode(t, resp.body)["provision_shard_id"])
 }
@@ -192,12 +192,12 @@ func TestDuplicateNamesAreAcceptedOnlyWhenAsked(t *testing.T) {
 			h.fake.AcceptDuplicateNames(tt.accept)
 			shard := h.createShard(t)
 			first := newID()
-			resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(first, shard))
+			resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(t, first, shard))
 			require.Equal(t, http.StatusCreated, resp.status, resp.body)
 
-			resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(newID(), shard))
+			resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(t, newID(), shard))
 			assert.Equal(t, tt.second, resp.status, resp.body)
-			resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(first, shard))
+			resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(t, first, shard))
 			assert.Equal(t, http.StatusConflict, resp.status, "a duplicate id is a conflict either way: %s", resp.body)
 
 			on, err := h.fake.ClustersOnShard(shard)
@@ -216,11 +216,11 @@ func TestRejectCreateRefusesOneClusterForGood(t *testing.T) {
 	shard := h.createShard(t)
 	h.fake.RejectCreate("HCP-1") // Azure names compare case-insensitively
 	for range 2 {
-		resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(newID(), shard))
+		resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(t, newID(), shard))
 		require.Equal(t, http.StatusBadRequest, resp.status, resp.body)
 		assert.Contains(t, resp.body, "refused")
 	}
-	resp := h.do(t, http.MethodPost, clustersPath, strings.ReplaceAll(clusterJSON(newID(), shard), "hcp-1", "hcp-2"))
+	resp := h.do(t, http.MethodPost, clustersPath, strings.ReplaceAll(clusterJSON(t, newID(), shard), "hcp-1", "hcp-2"))
 	require.Equal(t, http.StatusCreated, resp.status, resp.body)
 	on, err := h.fake.ClustersOnShard(shard)
 	require.NoError(t, err)

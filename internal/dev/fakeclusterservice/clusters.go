@@ -56,12 +56,12 @@ func (s *Server) createCluster(w http.ResponseWriter, body []byte) error {
 	if err != nil {
 		return badRequest("%v", err)
 	}
-	if err := requireClusterFields(in); err != nil {
-		return err
-	}
 	id, hasID := in.GetID()
 	if hasID && !clusterIDPattern.MatchString(id) {
 		return badRequest("cluster identifier %q must be 32 lowercase letters or digits", id)
+	}
+	if err := validateCreate(in); err != nil {
+		return err
 	}
 
 	s.mu.Lock()
@@ -115,27 +115,6 @@ func (s *Server) createCluster(w http.ResponseWriter, body []byte) error {
 	s.clusterOrder = append(s.clusterOrder, id)
 	s.logger.Info("cluster created", "id", id, "shard", out.ProvisionShardID())
 	return writeObject(w, http.StatusCreated, arohcp.MarshalCluster, out)
-}
-
-func requireClusterFields(c *arohcp.Cluster) error {
-	az := c.Azure()
-	required := []struct {
-		path  string
-		value string
-	}{
-		{"name", c.Name()},
-		{"azure.subscription_id", az.SubscriptionID()},
-		{"azure.resource_group_name", az.ResourceGroupName()},
-		{"azure.resource_name", az.ResourceName()},
-		{"azure.tenant_id", az.TenantID()},
-		{"azure.managed_resource_group_name", az.ManagedResourceGroupName()},
-	}
-	for _, r := range required {
-		if r.value == "" {
-			return badRequest("attribute %q is required", r.path)
-		}
-	}
-	return nil
 }
 
 func (s *Server) findClusterByAzureLocked(az *arohcp.Azure) string {

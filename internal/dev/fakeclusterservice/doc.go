@@ -1,4 +1,4 @@
-// Package fake is an in-memory Cluster Service (CS) that speaks the wire format of the
+// Package fakeclusterservice is an in-memory Cluster Service (CS) that speaks the wire format of the
 // ARO-HCP API (/api/aro_hcp/v1alpha1) closely enough for the OCM SDK to talk to it unmodified.
 //
 // It exists because placement is only real if CS puts a cluster where hcpsched decided, and
@@ -6,6 +6,10 @@
 // So every request body is decoded, and every response body encoded, with the SDK's own
 // generated Unmarshal*/Marshal* functions, and every CS rule hcpsched depends on is modelled:
 //
+//   - a cluster create is refused (400, naming the field) when it lacks a field CS requires
+//     or holds a value CS refuses, at the first such field in a fixed order; README.md lists
+//     the rules, their sources, and where the fake follows ARO-HCP's practice over the
+//     model's documentation. ValidCluster builds a body in ARO-HCP's shape that passes;
 //   - a create pinned with provision_shard_id lands on that shard whatever its status, because
 //     CS skips capacity and status checks for pinned clusters; a pin to an unknown shard is a 400;
 //   - an unpinned create lands on the next active shard in round-robin order, or stays
@@ -29,5 +33,6 @@
 // for the standalone cmd/fake-cluster-service, most of them over HTTP under /_fake/.
 //
 // The package imports only the SDK's arohcp/v1alpha1 and errors packages, never the SDK root,
-// so that the standalone fake stays quick to build and small; see ../README.md.
+// so that the standalone fake stays quick to build and small; see
+// ../../clusterservice/README.md.
 package fakeclusterservice

@@ -2,16 +2,21 @@ package fakeclusterservice
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/stretchr/testify/require"
 )
 
-// FuzzDecodeCluster: the strict decoder never panics, and whatever it accepts is something
-// the SDK encodes back without losing a field.
+// FuzzDecodeCluster: the strict decoder and the create rules never panic, whatever the
+// decoder accepts is something the SDK encodes back without losing a field, and whatever
+// the rules accept has every required field.
 func FuzzDecodeCluster(f *testing.F) {
-	f.Add([]byte(clusterJSON(newID(), "shard")))
+	f.Add([]byte(clusterJSON(f, newID(), "shard")))
+	f.Add([]byte(`{"azure":{"subnet_resource_id":"/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/x"}}`))
+	f.Add([]byte(`{"azure":{"operators_authentication":{"managed_identities":{"control_plane_operators_managed_identities":{"a":{}}}}}}`))
+	f.Add([]byte(`{"ingresses":{"items":[{"listening":"external"},{}]}}`))
 	f.Add([]byte(`{"provison_shard_id":"x"}`))
 	f.Add([]byte(`{"node_pools":{"kind":"NodePoolListLink","href":"/x","items":[{"id":"a"}]}}`))
 	f.Add([]byte(`{"azure":null}`))
@@ -31,6 +36,44 @@ func FuzzDecodeCluster(f *testing.F) {
 		var buf2 bytes.Buffer
 		require.NoError(t, arohcp.MarshalCluster(again, &buf2))
 		require.Equal(t, buf.String(), buf2.String(), "SDK encoding is stable")
+
+		if validateCreate(c) != nil {
+			return
+		}
+		az := c.Azure()
+		for path, v := range map[string]string{
+			"name": c.Name(), "region.id": c.Region().ID(), "azure.subscription_id": az.SubscriptionID(),
+			"azure.tenant_id": az.TenantID(), "azure.managed_resource_group_name": az.ManagedResourceGroupName(),
+		} {
+			require.NotEmpty(t, v, path)
+		}
+		require.Regexp(t, versionIDPattern, c.Version().ID())
+		_, err = parseARMID(az.SubnetResourceID())
+		require.NoError(t, err)
+	})
+}
+
+// FuzzParseARMID: the parser never panics, and what it accepts is a resource in a
+// resource group, with a namespace and a type.
+func FuzzParseARMID(f *testing.F) {
+	f.Add("/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/x")
+	f.Add("/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/networkSecurityGroups/n")
+	f.Add("/SUBSCRIPTIONS/s/resourcegroups/g/PROVIDERS/a/b/c")
+	f.Add("/subscriptions/s/resourceGroups/g")
+	f.Add("/subscriptions//resourceGroups/g/providers/a/b/c")
+	f.Add("subscriptions/s/resourceGroups/g/providers/a/b/c/")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := parseARMID(s)
+		if err != nil {
+			return
+		}
+		require.NotEmpty(t, id.subscription)
+		require.NotEmpty(t, id.resourceGroup)
+		require.Contains(t, id.resourceType, "/")
+		require.NotContains(t, id.subscription, "/")
+		require.True(t, strings.HasPrefix(strings.ToLower(s), "/subscriptions/"))
+		require.True(t, id.isType(strings.ToUpper(id.resourceType)), "types compare case-insensitively")
 	})
 }
 

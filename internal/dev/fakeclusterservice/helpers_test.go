@@ -1,6 +1,7 @@
 package fakeclusterservice
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,24 +79,16 @@ const shardJSON = `{
   }
 }`
 
-func clusterJSON(id, shard string) string {
-	pin := ""
-	if shard != "" {
-		pin = `"provision_shard_id": "` + shard + `",`
-	}
-	return `{
-  "id": "` + id + `",
-  ` + pin + `
-  "name": "hcp-1",
-  "region": {"id": "eastus"},
-  "azure": {
-    "subscription_id": "00000000-0000-0000-0000-000000000001",
-    "resource_group_name": "rg-1",
-    "resource_name": "hcp-1",
-    "tenant_id": "22222222-2222-2222-2222-222222222222",
-    "managed_resource_group_name": "mrg-1"
-  }
-}`
+// clusterJSON is the body ARO-HCP sends to create cluster "hcp-1" under id, pinned to shard
+// unless shard is "", as the SDK writes it. Tests that need another cluster replace
+// "hcp-1", which every name and resource ID in it derives from.
+func clusterJSON(t testing.TB, id, shard string) string {
+	t.Helper()
+	c, err := ValidCluster(id, "hcp-1", shard).Build()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, arohcp.MarshalCluster(c, &buf))
+	return buf.String()
 }
 
 // createShard posts shardJSON and returns the new shard's id.

@@ -18,7 +18,7 @@ func TestContentTypeOnEveryAnswer(t *testing.T) {
 		wantStatus               int
 	}{
 		{"list", http.MethodGet, clustersPath, "", http.StatusOK},
-		{"create", http.MethodPost, clustersPath, clusterJSON(newID(), shard), http.StatusCreated},
+		{"create", http.MethodPost, clustersPath, clusterJSON(t, newID(), shard), http.StatusCreated},
 		{"missing cluster", http.MethodGet, clustersPath + "/" + newID(), "", http.StatusNotFound},
 		{"missing shard of missing cluster", http.MethodGet, clustersPath + "/" + newID() + "/provision_shard", "", http.StatusNotFound},
 		{"unknown path", http.MethodGet, "/api/clusters_mgmt/v1/clusters", "", http.StatusNotFound},
@@ -52,15 +52,15 @@ func TestPinnedCreateRules(t *testing.T) {
 	h := newHarness(t)
 	shard := h.createShard(t)
 
-	resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(newID(), shard))
+	resp := h.do(t, http.MethodPost, clustersPath, clusterJSON(t, newID(), shard))
 	require.Equal(t, http.StatusCreated, resp.status, "a pin to a shard in maintenance is accepted: %s", resp.body)
 	assert.Equal(t, shard, decode(t, resp.body)["provision_shard_id"])
 
-	resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(newID(), "unknown"))
+	resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(t, newID(), "unknown"))
 	assert.Equal(t, http.StatusBadRequest, resp.status)
 	assert.Contains(t, decode(t, resp.body)["reason"], "unknown")
 
-	resp = h.do(t, http.MethodPost, clustersPath, clusterJSON("Bad-Id", shard))
+	resp = h.do(t, http.MethodPost, clustersPath, clusterJSON(t, "Bad-Id", shard))
 	assert.Equal(t, http.StatusBadRequest, resp.status)
 }
 
@@ -91,7 +91,7 @@ func TestRoutes(t *testing.T) {
 	h := newHarness(t)
 	shard := h.createShard(t)
 	cluster := newID()
-	require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(cluster, shard)).status)
+	require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(t, cluster, shard)).status)
 	tests := []struct {
 		method, path, body string
 		wantStatus         int

@@ -18,29 +18,29 @@ func TestUnknownFieldsAreRejected(t *testing.T) {
 		name      string
 		method    string
 		path      func(shard, cluster string) string
-		body      func(shard string) string
+		body      func(t *testing.T, shard string) string
 		wantField string
 	}{
 		{
 			name: "misspelled pin", method: http.MethodPost,
 			path: func(_, _ string) string { return clustersPath },
-			body: func(shard string) string {
-				return strings.Replace(clusterJSON(newID(), shard), `"provision_shard_id"`, `"provison_shard_id"`, 1)
+			body: func(t *testing.T, shard string) string {
+				return strings.Replace(clusterJSON(t, newID(), shard), `"provision_shard_id"`, `"provison_shard_id"`, 1)
 			},
 			wantField: "provison_shard_id",
 		},
 		{
 			name: "misspelled nested field", method: http.MethodPost,
 			path: func(_, _ string) string { return clustersPath },
-			body: func(shard string) string {
-				return strings.Replace(clusterJSON(newID(), shard), `"tenant_id"`, `"tennant_id"`, 1)
+			body: func(t *testing.T, shard string) string {
+				return strings.Replace(clusterJSON(t, newID(), shard), `"tenant_id"`, `"tennant_id"`, 1)
 			},
 			wantField: "azure.tennant_id",
 		},
 		{
 			name: "unknown field in a shard", method: http.MethodPost,
 			path: func(_, _ string) string { return shardsPath },
-			body: func(string) string {
+			body: func(*testing.T, string) string {
 				return strings.Replace(shardJSON, `"topology"`, `"capacity": 10, "topology"`, 1)
 			},
 			wantField: "capacity",
@@ -48,19 +48,19 @@ func TestUnknownFieldsAreRejected(t *testing.T) {
 		{
 			name: "unknown field in a shard PATCH", method: http.MethodPatch,
 			path:      func(shard, _ string) string { return shardsPath + "/" + shard },
-			body:      func(string) string { return `{"status":"active","statsu":"offline"}` },
+			body:      func(*testing.T, string) string { return `{"status":"active","statsu":"offline"}` },
 			wantField: "statsu",
 		},
 		{
 			name: "unknown field in a cluster PATCH", method: http.MethodPatch,
 			path:      func(_, cluster string) string { return clustersPath + "/" + cluster },
-			body:      func(string) string { return `{"properties":{"a":"b"},"propertys":{"a":"b"}}` },
+			body:      func(*testing.T, string) string { return `{"properties":{"a":"b"},"propertys":{"a":"b"}}` },
 			wantField: "propertys",
 		},
 		{
 			name: "unknown field in a list element", method: http.MethodPatch,
 			path:      func(_, cluster string) string { return clustersPath + "/" + cluster },
-			body:      func(string) string { return `{"node_pools":{"items":[{"id":"np","nmae":"x"}]}}` },
+			body:      func(*testing.T, string) string { return `{"node_pools":{"items":[{"id":"np","nmae":"x"}]}}` },
 			wantField: "node_pools.items[0].nmae",
 		},
 	}
@@ -70,10 +70,10 @@ func TestUnknownFieldsAreRejected(t *testing.T) {
 			h := newHarness(t)
 			shard := h.createShard(t)
 			cluster := newID()
-			require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(cluster, shard)).status)
+			require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(t, cluster, shard)).status)
 			before := h.snapshot(t)
 
-			resp := h.do(t, tt.method, tt.path(shard, cluster), tt.body(shard))
+			resp := h.do(t, tt.method, tt.path(shard, cluster), tt.body(t, shard))
 			assert.Equal(t, http.StatusBadRequest, resp.status, resp.body)
 			assert.Equal(t, "application/json", resp.contentType)
 			body := decode(t, resp.body)

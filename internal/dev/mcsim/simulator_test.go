@@ -152,10 +152,8 @@ func (e *env) addCluster(shard string, singleReplica bool) string {
 	_, err = database.Create(t.Context(), e.store.Container(api.ResourcesContainer), api.NewDocument(rid, pk, props))
 	require.NoError(t, err)
 
-	body, err := arohcp.NewCluster().ID(clusterservice.NewClusterID()).Name(name).
-		Azure(arohcp.NewAzure().SubscriptionID(sub).ResourceGroupName(rg).ResourceName(name).
-			TenantID("22222222-2222-2222-2222-222222222222").ManagedResourceGroupName("mrg-" + name)).
-		Build()
+	body, err := fakeclusterservice.ValidClusterFor(clusterservice.NewClusterID(),
+		fakeclusterservice.Identity{SubscriptionID: sub, ResourceGroup: rg, Name: name}, "").Build()
 	require.NoError(t, err)
 	c, err := e.cs.CreatePinnedCluster(t.Context(), body, shard)
 	require.NoError(t, err)
