@@ -199,9 +199,15 @@ func (c *Client) CreatePinnedCluster(ctx context.Context, cluster *arohcp.Cluste
 	if pinned, ok := cluster.GetProvisionShardID(); ok && pinned != shardID {
 		return nil, fmt.Errorf("create cluster %s: body is pinned to %q but the call pins to %q", id, pinned, shardID)
 	}
-	body, err := arohcp.NewCluster().Copy(cluster).ProvisionShardID(shardID).Build()
-	if err != nil {
-		return nil, fmt.Errorf("create cluster %s: build body: %w", id, err)
+	body := cluster
+	if _, ok := cluster.GetProvisionShardID(); !ok {
+		// Only an unpinned body is rebuilt: the SDK's Copy drops empty maps, and the
+		// properties {} and empty operator maps ARO-HCP sends must reach CS as built.
+		var err error
+		body, err = arohcp.NewCluster().Copy(cluster).ProvisionShardID(shardID).Build()
+		if err != nil {
+			return nil, fmt.Errorf("create cluster %s: build body: %w", id, err)
+		}
 	}
 	return send[*arohcp.Cluster](ctx, c, c.api.Clusters().Add().Body(body).SendContext,
 		fmt.Sprintf("create cluster %s on shard %s", id, shardID))
