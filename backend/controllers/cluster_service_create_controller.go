@@ -164,7 +164,7 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	if created.ID() != body.ID() {
 		// ARO-HCP chose the ID so that a retry finds the same cluster; one under another
 		// ID would be bound to nothing. Left for a human, retried with back-off.
-		return controller.Result{}, fmt.Errorf("Cluster Service created the cluster as %q, not under the pre-assigned ID %q", created.ID(), body.ID())
+		return controller.Result{}, fmt.Errorf("the cluster was created in Cluster Service as %q, not under the pre-assigned ID %q", created.ID(), body.ID())
 	}
 	logger.Info("created the cluster in Cluster Service, pinned to the placed management cluster",
 		"clusterServiceClusterID", created.ID(), "provisionShardID", shardID, "managementClusterResourceID", mcID)
