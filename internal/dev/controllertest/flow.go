@@ -1,9 +1,10 @@
 package controllertest
 
 // The backend's creation flow in tests, over any store and a fake Cluster Service: the
-// documents other components would write (clusters, management clusters, scheduling
-// documents, placement's SPC spec), provision shards registered in CS, and waits for what
-// the backend writes. The backend's controller tests, its binary's emulator test and its
+// documents other components would write (management clusters, scheduling documents,
+// placement's SPC spec, ARO-HCP's desired version; clusters and subscriptions are in
+// documents.go), provision shards registered in CS, and waits for what the backend
+// writes. The backend's controller tests, its binary's emulator test and its
 // metrics tests use them.
 
 import (
