@@ -157,6 +157,7 @@ func TestBackendAgainstEmulator(t *testing.T) {
 	controllertest.CreateManagementCluster(t, fleet, "2", shardB)
 	cs.ResetRequests()
 	cluster := controllertest.StoreCluster(t, resources, controllertest.FixtureCluster(t))
+	controllertest.StoreSubscription(t, resources, cluster.SubscriptionID, controllertest.Tenant)
 
 	logs := &logbuffer.Buffer{}
 	ctx, stop := context.WithCancel(context.Background())
@@ -191,6 +192,10 @@ func TestBackendAgainstEmulator(t *testing.T) {
 	})
 
 	controllertest.WaitForSPC(t, resources, cluster, timeout, "created", func(*api.ServiceProviderCluster) bool { return true })
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "waiting for ARO-HCP to choose the control plane version")
+	}, timeout, controllertest.Tick, "the create waits for ARO-HCP's ControlPlaneDesiredVersion")
+	controllertest.ChooseVersion(t, resources, cluster, timeout)
 	pending := controllertest.WaitForCluster(t, resources, cluster, timeout, "pending Cluster Service ID assigned",
 		func(p api.ClusterServiceProviderProperties) bool { return p.PendingClusterServiceID != "" })
 	require.Eventually(t, func() bool {
@@ -208,6 +213,7 @@ func TestBackendAgainstEmulator(t *testing.T) {
 	posts := controllertest.CreatedClusters(t, cs)
 	require.Len(t, posts, 1)
 	assert.Equal(t, shardA, posts[0].Shard, "the POST is pinned to the shard of the MC in SPC spec")
+	assert.Equal(t, controllertest.Tenant, posts[0].Azure.TenantID, "the subscription's tenant")
 
 	spc := controllertest.WaitForSPC(t, resources, cluster, timeout, "observed placement recorded",
 		func(s *api.ServiceProviderCluster) bool { return s.Properties.ObservedManagementCluster() != "" })

@@ -64,7 +64,7 @@ func TestClusterServiceAdoption(t *testing.T) {
 			owner := controllertest.CreateManagementCluster(t, w.Fleet, "1", ownerShard)
 			controllertest.StoreScheduling(t, w.Fleet, owner, 30, 0)
 			other := controllertest.CreateManagementCluster(t, w.Fleet, "2", controllertest.RegisterShard(t, w.CSClient, 2))
-			rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Old"), tt.cluster))
+			rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Old"), tt.cluster))
 			if tt.inCS {
 				createInClusterService(t, w, rid, ownerShard)
 			}
@@ -120,7 +120,7 @@ func TestLegacyClusterServiceIDIsAdopted(t *testing.T) {
 	shard := controllertest.RegisterShard(t, w.CSClient, 1)
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", shard)
 	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0)
-	rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Legacy"),
+	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Legacy"),
 		withClusterServiceID(clusterservice.LegacyClustersPath+"/"+fixedCSID)))
 	createInClusterService(t, w, rid, shard)
 	storeSPC(t, w.Resources, rid)

@@ -17,7 +17,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 	t.Run("a live cluster without one gets an empty SPC", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1")))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
 		r := w.reconciler(t, createServiceProviderClusterDefinition())
 		w.Start(t)
 
@@ -37,7 +37,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 	t.Run("an existing SPC is left as it is", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1")))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
 		storeSPC(t, w.Resources, rid)
 		r := w.reconciler(t, createServiceProviderClusterDefinition())
 		w.Start(t)
@@ -51,7 +51,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		w.contend()
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1")))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
 		r := w.reconciler(t, createServiceProviderClusterDefinition())
 		w.Start(t)
 
@@ -74,7 +74,7 @@ func TestCreateServiceProviderClusterLeavesDeletingClustersAlone(t *testing.T) {
 // as every other write is: the replica that created it never judges it missing.
 func TestCreatedSPCIsCachedAtOnce(t *testing.T) {
 	w, blind := newBlindWorld(t)
-	rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Fresh")))
+	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Fresh")))
 	blind.hide(spcItemID(rid))
 	r := w.reconciler(t, createServiceProviderClusterDefinition())
 	w.Start(t)

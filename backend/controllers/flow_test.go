@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/hcpsched/hcpsched/backend/clusterbody"
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
@@ -31,6 +30,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
+	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
 	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/placement"
@@ -45,8 +45,9 @@ type flowFixture struct {
 	shardA, shardB string
 }
 
-// setupFlow stores a real ARO-HCP cluster document (the frontend's fresh Accepted
-// cluster, given the tenant its identity sync would write) and two MCs.
+// setupFlow stores what ARO-HCP's frontend writes for a new cluster (the cluster in the
+// exact shape of its fixture, without a tenant, and its Subscription document with the
+// tenant) and two MCs.
 func setupFlow(t *testing.T, w *world) flowFixture {
 	t.Helper()
 	var f flowFixture
@@ -55,14 +56,17 @@ func setupFlow(t *testing.T, w *world) flowFixture {
 	f.mcB = controllertest.CreateManagementCluster(t, w.Fleet, "2", f.shardB)
 	w.CS.ResetRequests()
 
-	f.cluster = controllertest.StoreCluster(t, w.Resources, controllertest.FixtureCluster(t))
+	c := controllertest.FixtureCluster(t)
+	f.cluster = controllertest.StoreCluster(t, w.Resources, c)
+	controllertest.StoreSubscription(t, w.Resources, f.cluster.SubscriptionID, controllertest.Tenant)
 	f.stored = controllertest.GetCluster(t, w.Resources, f.cluster)
 	return f
 }
 
 // driveHappyPath follows one cluster through the flow on running controllers: SPC and
-// pending ID, deferral while spec is nil, a pinned POST once placement chose mcA, and
-// the observed placement in status.
+// pending ID, the wait for the desired version until ARO-HCP's ControlPlaneDesiredVersion
+// writes it, deferral while spec is nil, a pinned POST once placement chose mcA, and the
+// observed placement in status.
 func driveHappyPath(t *testing.T, w *world, f flowFixture) (*api.Cluster, *api.ServiceProviderCluster) {
 	t.Helper()
 	controllertest.WaitForSPC(t, w.Resources, f.cluster, waitFor, "created", func(*api.ServiceProviderCluster) bool { return true })
@@ -72,8 +76,13 @@ func driveHappyPath(t *testing.T, w *world, f flowFixture) (*api.Cluster, *api.S
 	pendingID, err := clusterservice.ParseClusterHREF(pending)
 	require.NoError(t, err, "the pending ID is an aro_hcp cluster href")
 
+	require.Eventually(t, func() bool { return w.env.CreationWaits.Reason(f.cluster.Key()) == WaitDesiredVersion },
+		waitFor, tick, "ClusterServiceCreate waits for the desired version")
+	controllertest.ChooseVersion(t, w.Resources, f.cluster, waitFor)
+
 	require.Eventually(t, func() bool { return strings.Contains(w.Logs.String(), deferralMessage) },
 		waitFor, tick, "ClusterServiceCreate defers while spec is nil")
+	assert.Empty(t, w.env.CreationWaits.Reason(f.cluster.Key()), "the desired version ended the wait")
 	assert.Empty(t, controllertest.ClusterPosts(t, w.CS), "nothing is created in CS before placement")
 	assert.Empty(t, controllertest.GetCluster(t, w.Resources, f.cluster).Properties.ServiceProvider().ClusterServiceID)
 
@@ -90,11 +99,13 @@ func driveHappyPath(t *testing.T, w *world, f flowFixture) (*api.Cluster, *api.S
 	post := created[0]
 	assert.Equal(t, f.shardA, post.Shard, "the POST is pinned to the shard of the MC in SPC spec")
 	assert.Equal(t, pendingID, post.ID)
-	assert.Equal(t, f.cluster.Name(), post.Name)
-	assert.Equal(t, f.cluster.SubscriptionID, post.Azure.SubscriptionID)
-	assert.Equal(t, f.cluster.ResourceGroup, post.Azure.ResourceGroupName)
-	assert.Equal(t, f.cluster.Name(), post.Azure.ResourceName)
-	assert.Equal(t, controllertest.Tenant, post.Azure.TenantID)
+	// CS files the cluster under its ARM identity lowercased (research §2.2), the tenant
+	// and the managed resource group as stored.
+	assert.True(t, strings.EqualFold(f.cluster.Name(), post.Name), "name %q", post.Name)
+	assert.True(t, strings.EqualFold(f.cluster.SubscriptionID, post.Azure.SubscriptionID), "subscription %q", post.Azure.SubscriptionID)
+	assert.True(t, strings.EqualFold(f.cluster.ResourceGroup, post.Azure.ResourceGroupName), "resource group %q", post.Azure.ResourceGroupName)
+	assert.True(t, strings.EqualFold(f.cluster.Name(), post.Azure.ResourceName), "resource name %q", post.Azure.ResourceName)
+	assert.Equal(t, controllertest.Tenant, post.Azure.TenantID, "the subscription's tenant")
 	assert.Equal(t, f.stored.Properties.CustomerProperties.Platform.ManagedResourceGroup, post.Azure.ManagedResourceGroupName)
 	onShard, err := w.CS.ClustersOnShard(f.shardA)
 	require.NoError(t, err)
@@ -108,18 +119,55 @@ func driveHappyPath(t *testing.T, w *world, f flowFixture) (*api.Cluster, *api.S
 	return cluster, spc
 }
 
+// flowStores are the stores a flow test runs on, each as the kit options that select it:
+// the memory store, and the Cosmos emulator (or the account in HCPSCHED_COSMOS_ENDPOINT),
+// whose feed is polled less often. The emulator's subtest is named emulator, so that make
+// check, which runs without it, skips it.
+func flowStores() map[string]func(t *testing.T) []controllertest.Option {
+	return map[string]func(t *testing.T) []controllertest.Option{
+		"memory": func(*testing.T) []controllertest.Option { return nil },
+		"emulator": func(t *testing.T) []controllertest.Option {
+			db := cosmostest.New(t, "hcpsched-flow", nil, api.ResourcesContainer, api.FleetContainer)
+			return []controllertest.Option{controllertest.OnStore(db.Store), controllertest.WithPollInterval(50 * time.Millisecond)}
+		},
+	}
+}
+
+// Issue 16's acceptance: a cluster in the exact shape of ARO-HCP's fixture, with a
+// Subscription document and no identity.tenantId, goes from creation to a pinned Cluster
+// Service create the fake accepts, with the subscription's tenant, on the memory store
+// and on the emulator.
 func TestHappyPath(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	f := setupFlow(t, w)
-	w.run(t, creationFlow())
+	for name, store := range flowStores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, store(t)...)
+			f := setupFlow(t, w)
+			storedBody, err := api.Encode(f.stored)
+			require.NoError(t, err)
+			require.NotContains(t, string(storedBody), "tenantId", "the cluster carries no tenant")
+			w.run(t, creationFlow())
 
-	cluster, _ := driveHappyPath(t, w, f)
+			cluster, _ := driveHappyPath(t, w, f)
 
-	assert.Equal(t, withoutOwnedFields(t, f.stored), withoutOwnedFields(t, cluster),
-		"every field the backend does not own is preserved")
-	for _, def := range Definitions() {
-		assert.Zero(t, w.Reconciles(t, def.Name, controller.ResultError), "%s had no failed reconcile", def.Name)
+			created := controllertest.CreatedClusters(t, w.CS)
+			require.Len(t, created, 1)
+			var body struct {
+				Azure struct {
+					TenantID string `json:"tenant_id"`
+				} `json:"azure"`
+				ProvisionShardID string `json:"provision_shard_id"`
+			}
+			require.NoError(t, json.Unmarshal(created[0].Body, &body))
+			assert.Equal(t, controllertest.Tenant, body.Azure.TenantID, "azure.tenant_id is the subscription's tenant")
+			assert.Equal(t, f.shardA, body.ProvisionShardID, "pinned to the placed MC's shard")
+			assert.Equal(t, withoutOwnedFields(t, f.stored), withoutOwnedFields(t, cluster),
+				"every field the backend does not own is preserved")
+			for _, def := range Definitions() {
+				assert.Zero(t, w.Reconciles(t, def.Name, controller.ResultError), "%s had no failed reconcile", def.Name)
+			}
+		})
 	}
 }
 
@@ -163,14 +211,11 @@ func TestAdoptsExistingClusterServiceCluster(t *testing.T) {
 	w := newWorld(t)
 	f := setupFlow(t, w)
 	existingID := clusterservice.NewClusterID()
-	earlier := f.stored.DeepCopy()
-	earlier.Properties.ServiceProviderProperties.PendingClusterServiceID = clusterservice.ClustersPath + "/" + existingID
-	body, err := clusterbody.Build(clusterbody.Input{Cluster: earlier, TenantID: controllertest.Tenant, ShardID: f.shardB})
-	require.NoError(t, err)
-	_, err = w.CSClient.CreatePinnedCluster(t.Context(), body, f.shardB)
-	require.NoError(t, err)
+	postCluster(t, w, f.stored, existingID, f.shardB)
 	w.CS.ResetRequests()
 	w.run(t, creationFlow())
+	// The adoption search comes after the desired-version precondition, as in ARO-HCP.
+	controllertest.ChooseVersion(t, w.Resources, f.cluster, waitFor)
 
 	cluster := controllertest.WaitForCluster(t, w.Resources, f.cluster, waitFor, "Cluster Service ID recorded",
 		func(p api.ClusterServiceProviderProperties) bool { return p.ClusterServiceID != "" })
@@ -253,7 +298,7 @@ func TestPlacementMismatchIsRecordedNotHealed(t *testing.T) {
 	require.NoError(t, err)
 	w.run(t, creationFlow())
 
-	controllertest.WaitForSPC(t, w.Resources, f.cluster, waitFor, "created", func(*api.ServiceProviderCluster) bool { return true })
+	controllertest.ChooseVersion(t, w.Resources, f.cluster, waitFor)
 	controllertest.Place(t, w.Resources, f.cluster, f.mcA, waitFor)
 	specBefore, err := json.Marshal(controllertest.GetSPC(t, w.Resources, f.cluster).Properties.Spec)
 	require.NoError(t, err)
@@ -316,9 +361,11 @@ func TestPlacementHappyPath(t *testing.T) {
 	controllertest.StoreScheduling(t, w.Fleet, full, 30, 28)
 	controllertest.StoreScheduling(t, w.Fleet, roomy, 30, 3)
 	require.NoError(t, w.Registry.Register(metrics.NewCollector(w.Caches, w.env.Placement, nil)))
+	w.storeSubscription(t, controllertest.Tenant)
 	w.run(t, Definitions())
 
-	cluster := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Placed")))
+	cluster := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Placed")))
+	controllertest.ChooseVersion(t, w.Resources, cluster, waitFor)
 	spc := controllertest.WaitForSPC(t, w.Resources, cluster, waitFor, "placed", func(s *api.ServiceProviderCluster) bool {
 		return s.Properties.IntendedManagementCluster() != ""
 	})
@@ -370,7 +417,7 @@ func TestPlacementWaitsForCapacity(t *testing.T) {
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
 	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 29)
 	w.run(t, Definitions())
-	cluster := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Waiting")))
+	cluster := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Waiting")))
 
 	spc := controllertest.WaitForSPC(t, w.Resources, cluster, waitFor, "waiting condition", func(s *api.ServiceProviderCluster) bool {
 		c := capacityCondition(s)
@@ -401,8 +448,10 @@ func TestClusterServiceOutageDoesNotStopPlacement(t *testing.T) {
 	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0)
 	outage, err := w.CS.InjectFault(fakeclusterservice.Fault{Method: http.MethodGet, Status: http.StatusServiceUnavailable})
 	require.NoError(t, err)
+	w.storeSubscription(t, controllertest.Tenant)
 	w.run(t, Definitions())
-	cluster := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("DuringOutage")))
+	cluster := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("DuringOutage")))
+	controllertest.ChooseVersion(t, w.Resources, cluster, waitFor)
 
 	controllertest.WaitForCluster(t, w.Resources, cluster, waitFor, "pending Cluster Service ID assigned",
 		func(p api.ClusterServiceProviderProperties) bool { return p.PendingClusterServiceID != "" })
@@ -446,11 +495,12 @@ func TestPlacementOfClustersClusterServiceKnows(t *testing.T) {
 			other := controllertest.CreateManagementCluster(t, w.Fleet, "2", controllertest.RegisterShard(t, w.CSClient, 2))
 			controllertest.StoreScheduling(t, w.Fleet, owner, 30, 27)
 			controllertest.StoreScheduling(t, w.Fleet, other, 300, 0)
+			w.storeSubscription(t, controllertest.Tenant)
 			csID := clusterservice.NewClusterID()
 			href, err := clusterservice.ClusterHREF(csID)
 			require.NoError(t, err)
 			rid := clusterID(fmt.Sprintf("Old%d", i))
-			c := newCluster(rid, func(c *api.Cluster) {
+			c := newCluster(t, rid, func(c *api.Cluster) {
 				if tt.asPending {
 					c.Properties.ServiceProviderProperties.PendingClusterServiceID = href
 				} else {
@@ -506,7 +556,8 @@ func TestClusterServiceClusterFoundAfterPlacement(t *testing.T) {
 	other := controllertest.CreateManagementCluster(t, w.Fleet, "2", controllertest.RegisterShard(t, w.CSClient, 2))
 	controllertest.StoreScheduling(t, w.Fleet, owner, 30, 27)
 	controllertest.StoreScheduling(t, w.Fleet, other, 300, 0)
-	rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Leftover"), withPending(fixedHREF)))
+	w.storeSubscription(t, controllertest.Tenant)
+	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Leftover"), withPending(fixedHREF)))
 	createInClusterService(t, w, rid, mustShardOf(t, w, owner))
 	storeSPC(t, w.Resources, rid)
 	placer := w.reconciler(t, placementDefinition())
@@ -567,7 +618,7 @@ func TestIntentIsWithdrawnWhenTheMCVanishesBeforeCreate(t *testing.T) {
 			w := newWorld(t)
 			gone := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
 			other := controllertest.CreateManagementCluster(t, w.Fleet, "2", controllertest.RegisterShard(t, w.CSClient, 2))
-			rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Moved"), withPending(fixedHREF)))
+			rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Moved"), withPending(fixedHREF)))
 			controllertest.StoreScheduling(t, w.Fleet, gone, 30, 0, rid.Key())
 			controllertest.StoreScheduling(t, w.Fleet, other, 30, 0)
 			storeSPC(t, w.Resources, rid, withSpec(gone))
@@ -593,11 +644,11 @@ func TestIntentIsWithdrawnWhenTheMCVanishesBeforeCreate(t *testing.T) {
 func TestReservationIsKeptWhileItsSPCIsNotCachedYet(t *testing.T) {
 	w, blind := newBlindWorld(t)
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
-	a := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("A")))
+	a := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("A")))
 	storeSPC(t, w.Resources, a)
 	blind.hide(spcItemID(a))
 	controllertest.StoreScheduling(t, w.Fleet, mc, 3, 0, a.Key())
-	b := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("B")))
+	b := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("B")))
 	storeSPC(t, w.Resources, b)
 	cleanup := w.reconciler(t, pendingCleanupDefinition())
 	placer := w.reconciler(t, placementDefinition())
@@ -714,7 +765,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 		rid := clusterID(fmt.Sprintf("Burst-%02d", i))
 		single := i%3 == 2
 		cost[rid.Key()] = 3
-		c := newCluster(rid, func(c *api.Cluster) {
+		c := newCluster(t, rid, func(c *api.Cluster) {
 			if single {
 				c.Properties.ServiceProviderProperties.ExperimentalFeatures = &api.ExperimentalFeatures{SingleReplica: api.SingleReplica}
 			}

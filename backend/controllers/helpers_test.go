@@ -36,8 +36,9 @@ const (
 	waitFor          = controllertest.WaitFor
 	tick             = controllertest.Tick
 
-	// testMRG is the managed resource group of the test clusters.
-	testMRG = "managed-rg"
+	// testSubscription is the subscription of the test clusters (clusterID), in ARM's
+	// casing.
+	testSubscription = "0465BC32-C654-41B8-8D87-9815D7ABE8F6"
 
 	fixedCSID = "0123456789abcdefghijklmnopqrstuv"
 	fixedHREF = clusterservice.ClustersPath + "/" + fixedCSID
@@ -58,6 +59,8 @@ func newWorld(t *testing.T, opts ...controllertest.Option) *world {
 	k := controllertest.New(t, opts...)
 	m, err := NewPlacementMetrics(k.Registry)
 	require.NoError(t, err)
+	waits, err := NewCreationWaits(k.Registry)
+	require.NoError(t, err)
 	return &world{Kit: k, env: Env{
 		Caches:           k.Caches,
 		Resources:        k.Container(api.ResourcesContainer),
@@ -65,7 +68,15 @@ func newWorld(t *testing.T, opts ...controllertest.Option) *world {
 		ClusterService:   k.CSClient,
 		Placement:        placement.DefaultConfig(),
 		PlacementMetrics: m,
+		CreationWaits:    waits,
 	}}
+}
+
+// storeSubscription stores the Subscription document of the test clusters, under
+// tenant ("" stores properties: null), as the frontend keeps it.
+func (w *world) storeSubscription(t *testing.T, tenant string) *api.ResourceID {
+	t.Helper()
+	return controllertest.StoreSubscription(t, w.Resources, testSubscription, tenant)
 }
 
 // reconciler builds def's reconcile on the world's env with its defaults, but the
@@ -144,20 +155,14 @@ func (w *world) attempts(outcome placement.Outcome) float64 {
 
 // clusterID is a cluster resource ID in ARM casing, as the frontend writes it.
 func clusterID(name string) *api.ResourceID {
-	return api.MustParseResourceID("/subscriptions/0465BC32-C654-41B8-8D87-9815D7ABE8F6/resourceGroups/Some-RG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name)
+	return api.MustParseResourceID("/subscriptions/" + testSubscription + "/resourceGroups/Some-RG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name)
 }
 
-// newCluster is a freshly accepted cluster with its Azure identity complete; mutate
-// changes it before it is stored.
-func newCluster(rid *api.ResourceID, mutate ...func(*api.Cluster)) *api.Cluster {
-	pk, _ := api.ResourcesPartitionKey(rid)
-	c := api.NewDocument(rid, pk, api.ClusterProperties{
-		CustomerProperties: &api.ClusterCustomerProperties{Platform: &api.ClusterPlatform{ManagedResourceGroup: testMRG}},
-		ServiceProviderProperties: &api.ClusterServiceProviderProperties{
-			ProvisioningState: "Accepted",
-		},
-	})
-	c.ResourceType = api.ClusterResourceType
+// newCluster is a freshly accepted cluster as the frontend writes it for a PUT of rid
+// (controllertest.ClusterFor); mutate changes it before it is stored.
+func newCluster(t *testing.T, rid *api.ResourceID, mutate ...func(*api.Cluster)) *api.Cluster {
+	t.Helper()
+	c := controllertest.ClusterFor(t, rid)
 	for _, m := range mutate {
 		m(c)
 	}
@@ -176,13 +181,18 @@ func withSpec(mc *api.ResourceID) func(*api.ServiceProviderCluster) {
 	return func(s *api.ServiceProviderCluster) { s.Properties.Spec.ManagementClusterResourceID = mc.String() }
 }
 
-// storeSPC stores an SPC for a cluster; mutate shapes it first.
+func withoutDesiredVersion(s *api.ServiceProviderCluster) {
+	s.Properties.Spec.ControlPlaneVersion = nil
+}
+
+// storeSPC stores a cluster's SPC as it is once ARO-HCP's ControlPlaneDesiredVersion
+// controller has chosen the version; mutate shapes it first.
 func storeSPC(t *testing.T, resources database.Container, cluster *api.ResourceID, mutate ...func(*api.ServiceProviderCluster)) {
 	t.Helper()
 	pk, err := api.ResourcesPartitionKey(cluster)
 	require.NoError(t, err)
 	spc := api.NewDocument(api.ServiceProviderClusterResourceID(cluster), pk, api.ServiceProviderClusterProperties{
-		Spec:   &api.ServiceProviderClusterSpec{},
+		Spec:   &api.ServiceProviderClusterSpec{ControlPlaneVersion: &api.ControlPlaneVersionSpec{DesiredVersion: controllertest.DesiredVersion}},
 		Status: &api.ServiceProviderClusterStatus{},
 	})
 	spc.ResourceType = api.ServiceProviderClusterResourceType
@@ -193,11 +203,12 @@ func storeSPC(t *testing.T, resources database.Container, cluster *api.ResourceI
 	require.NoError(t, err)
 }
 
-// resourcesSnapshot maps every cluster and SPC document in the store to its etag.
+// resourcesSnapshot maps every cluster, SPC and Subscription document in the store to
+// its etag.
 func resourcesSnapshot(t *testing.T, resources database.Container) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, typ := range []string{api.ClusterResourceType, api.ServiceProviderClusterResourceType} {
+	for _, typ := range []string{api.ClusterResourceType, api.ServiceProviderClusterResourceType, api.SubscriptionResourceType} {
 		for item, err := range resources.List(t.Context(), database.ListOptions{ResourceType: typ}) {
 			require.NoError(t, err)
 			out[item.ID] = item.ETag
@@ -234,12 +245,18 @@ func mustShardOf(t *testing.T, w *world, mc *api.ResourceID) string {
 }
 
 // postCluster creates a CS cluster under id pinned to a shard, as an earlier backend or
-// ARO-HCP's own controller would have.
+// ARO-HCP's own controller would have: the whole body, built from the cluster, an SPC
+// with the desired version and the subscription's tenant.
 func postCluster(t *testing.T, w *world, c *api.Cluster, id, shard string) {
 	t.Helper()
 	earlier := c.DeepCopy()
 	earlier.Properties.ServiceProviderProperties.PendingClusterServiceID = clusterservice.ClustersPath + "/" + id
-	body, err := clusterbody.Build(clusterbody.Input{Cluster: earlier, TenantID: controllertest.Tenant, ShardID: shard})
+	rid, err := c.ParsedResourceID()
+	require.NoError(t, err)
+	spc := api.NewDocument(api.ServiceProviderClusterResourceID(rid), c.PartitionKey, api.ServiceProviderClusterProperties{
+		Spec: &api.ServiceProviderClusterSpec{ControlPlaneVersion: &api.ControlPlaneVersionSpec{DesiredVersion: controllertest.DesiredVersion}},
+	})
+	body, err := clusterbody.Build(clusterbody.Input{Cluster: earlier, SPC: spc, TenantID: controllertest.Tenant, ShardID: shard})
 	require.NoError(t, err)
 	_, err = w.CSClient.CreatePinnedCluster(t.Context(), body, shard)
 	require.NoError(t, err)
@@ -267,17 +284,17 @@ func leavesDeletingClustersAlone(t *testing.T, def controller.Definition[Env]) {
 	capturedID := controllertest.StoreCluster(t, w.Resources, captured)
 	storeSPC(t, w.Resources, capturedID, withSpec(mc))
 	// Deleting before it had anything.
-	fresh := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("fresh"), func(c *api.Cluster) {
+	fresh := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("fresh"), func(c *api.Cluster) {
 		c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting
 	}))
 	// Placed and pending creation when the DELETE arrived.
 	deletedAt := time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
-	pending := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("pending"), withPending(fixedHREF), func(c *api.Cluster) {
+	pending := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("pending"), withPending(fixedHREF), func(c *api.Cluster) {
 		c.Properties.ServiceProviderProperties.DeletionTimestamp = &deletedAt
 	}))
 	storeSPC(t, w.Resources, pending, withSpec(mc))
 	// Deleting with a clusterServiceID, before any intent.
-	unplaced := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("unplaced"), withClusterServiceID(fixedHREF), func(c *api.Cluster) {
+	unplaced := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("unplaced"), withClusterServiceID(fixedHREF), func(c *api.Cluster) {
 		c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting
 	}))
 	storeSPC(t, w.Resources, unplaced)

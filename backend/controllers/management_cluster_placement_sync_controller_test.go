@@ -22,12 +22,12 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		w := newWorld(t)
 		mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
 		w.CS.ResetRequests()
-		noSPC := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("nospc"), withClusterServiceID(fixedHREF)))
-		observed := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("observed"), withClusterServiceID(fixedHREF)))
+		noSPC := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("nospc"), withClusterServiceID(fixedHREF)))
+		observed := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("observed"), withClusterServiceID(fixedHREF)))
 		storeSPC(t, w.Resources, observed, func(s *api.ServiceProviderCluster) {
 			s.Properties.Status.ManagementClusterResourceID = mc.String()
 		})
-		notCreated := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("notcreated"), withPending(fixedHREF)))
+		notCreated := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("notcreated"), withPending(fixedHREF)))
 		storeSPC(t, w.Resources, notCreated)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
@@ -67,7 +67,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		w := newWorld(t)
 		shard := controllertest.RegisterShard(t, w.CSClient, 1)
 		mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", shard)
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("Legacy"),
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Legacy"),
 			withClusterServiceID(clusterservice.LegacyClustersPath+"/"+fixedCSID)))
 		createInClusterService(t, w, rid, shard)
 		storeSPC(t, w.Resources, rid, withSpec(mc))
@@ -81,7 +81,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 	t.Run("a foreign clusterServiceID cannot be observed", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1"), withClusterServiceID("/api/somewhere/else/1")))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withClusterServiceID("/api/somewhere/else/1")))
 		storeSPC(t, w.Resources, rid)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
@@ -97,7 +97,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		w := newWorld(t)
 		unknownShard := controllertest.RegisterShard(t, w.CSClient, 7)
 		controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1"), withPending(fixedHREF)))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withPending(fixedHREF)))
 		createInClusterService(t, w, rid, unknownShard)
 		c := controllertest.GetCluster(t, w.Resources, rid)
 		c.Properties.ServiceProviderProperties.ClusterServiceID = fixedHREF
@@ -117,7 +117,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 	t.Run("a cluster CS does not know is logged, not retried", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1"), withClusterServiceID(fixedHREF)))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withClusterServiceID(fixedHREF)))
 		storeSPC(t, w.Resources, rid)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)

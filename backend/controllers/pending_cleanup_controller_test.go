@@ -56,7 +56,7 @@ func TestPendingCleanupRules(t *testing.T) {
 	for _, en := range entries {
 		rid := clusterID("Cleanup-" + en.name)
 		if en.cluster != nil {
-			controllertest.StoreCluster(t, w.Resources, newCluster(rid, en.cluster))
+			controllertest.StoreCluster(t, w.Resources, newCluster(t, rid, en.cluster))
 		}
 		if !en.noSPC {
 			storeSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
@@ -101,8 +101,8 @@ func TestReservationOfAConfirmedGoneSPCIsDropped(t *testing.T) {
 	w, blind := newBlindWorld(t)
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", "")
 	never := clusterID("NeverHadSPC")
-	controllertest.StoreCluster(t, w.Resources, newCluster(never))
-	softDeleted := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("SoftDeleted")))
+	controllertest.StoreCluster(t, w.Resources, newCluster(t, never))
+	softDeleted := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("SoftDeleted")))
 	storeSPC(t, w.Resources, softDeleted)
 	softDeleteSPC(t, w.Resources, softDeleted)
 	blind.hide(spcItemID(softDeleted))

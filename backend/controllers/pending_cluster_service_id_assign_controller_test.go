@@ -19,12 +19,12 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		// wantAssigned: a pending ID is written, else the cluster is left as it is.
 		wantAssigned bool
 	}{
-		{name: "fresh cluster", cluster: newCluster(clusterID("c1")), wantAssigned: true},
-		{name: "fresh cluster without serviceProviderProperties", cluster: newCluster(clusterID("c1"), func(c *api.Cluster) {
+		{name: "fresh cluster", cluster: newCluster(t, clusterID("c1")), wantAssigned: true},
+		{name: "fresh cluster without serviceProviderProperties", cluster: newCluster(t, clusterID("c1"), func(c *api.Cluster) {
 			c.Properties.ServiceProviderProperties = nil
 		}), wantAssigned: true},
-		{name: "already pending", cluster: newCluster(clusterID("c1"), withPending("/api/aro_hcp/v1alpha1/clusters/abcdefghijklmnopqrstuvwxyz012345"))},
-		{name: "already created", cluster: newCluster(clusterID("c1"), withClusterServiceID("/api/clusters_mgmt/v1/clusters/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"))},
+		{name: "already pending", cluster: newCluster(t, clusterID("c1"), withPending("/api/aro_hcp/v1alpha1/clusters/abcdefghijklmnopqrstuvwxyz012345"))},
+		{name: "already created", cluster: newCluster(t, clusterID("c1"), withClusterServiceID("/api/clusters_mgmt/v1/clusters/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 	t.Run("not gated on placement", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1")))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
 		storeSPC(t, w.Resources, rid) // spec.managementClusterResourceID is nil
 		r := w.reconciler(t, pendingClusterServiceIDAssignDefinition())
 		w.Start(t)
@@ -65,7 +65,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		w.contend()
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(clusterID("c1")))
+		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
 		r := w.reconciler(t, pendingClusterServiceIDAssignDefinition())
 		w.Start(t)
 

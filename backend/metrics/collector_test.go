@@ -39,18 +39,17 @@ type world struct {
 	fleet     database.Container
 }
 
+// cluster stores a freshly accepted cluster as ARO-HCP's frontend writes it
+// (controllertest.ClusterFor), created at createdAt; mutate changes it first.
 func (w world) cluster(t *testing.T, rid *api.ResourceID, createdAt time.Time, mutate ...func(*api.ClusterProperties)) {
 	t.Helper()
-	pk, err := api.ResourcesPartitionKey(rid)
-	require.NoError(t, err)
-	p := api.ClusterProperties{ServiceProviderProperties: &api.ClusterServiceProviderProperties{ProvisioningState: "Accepted"}}
-	if !createdAt.IsZero() {
-		p.SystemData = &api.SystemData{CreatedAt: createdAt}
-	}
+	c := controllertest.ClusterFor(t, rid)
+	// Zero stands for a document without systemData.createdAt.
+	c.Properties.SystemData.CreatedAt = createdAt
 	for _, m := range mutate {
-		m(&p)
+		m(&c.Properties)
 	}
-	_, err = database.Create(t.Context(), w.resources, api.NewDocument(rid, pk, p))
+	_, err := database.Create(t.Context(), w.resources, c)
 	require.NoError(t, err)
 }
 

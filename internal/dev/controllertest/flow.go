@@ -1,9 +1,10 @@
 package controllertest
 
 // The backend's creation flow in tests, over any store and a fake Cluster Service: the
-// documents other components would write (clusters, management clusters, scheduling
-// documents, placement's SPC spec), provision shards registered in CS, and waits for what
-// the backend writes. The backend's controller tests, its binary's emulator test and its
+// documents other components would write (management clusters, scheduling documents,
+// placement's SPC spec, ARO-HCP's desired version; clusters and subscriptions are in
+// documents.go), provision shards registered in CS, and waits for what the backend
+// writes. The backend's controller tests, its binary's emulator test and its
 // metrics tests use them.
 
 import (
@@ -21,11 +22,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
-	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
-
-// Tenant is the tenant the test clusters carry in properties.identity.tenantId.
-const Tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 
 // RegisterShard registers and activates provision shard n in CS and returns its bare ID.
 func RegisterShard(t testing.TB, cs clusterservice.ProvisionShards, n int) string {
@@ -75,15 +72,6 @@ func CreateManagementCluster(t testing.TB, fleet database.Container, stamp, shar
 	}))
 	require.NoError(t, err)
 	return rid
-}
-
-// FixtureCluster is a real ARO-HCP document of a freshly accepted cluster, given the
-// tenant ClusterIdentitySync would write.
-func FixtureCluster(t testing.TB) *api.Cluster {
-	t.Helper()
-	c, err := api.Decode[api.ClusterProperties](arohcp.Get("constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json"))
-	require.NoError(t, err)
-	return c
 }
 
 // StoreCluster creates a cluster document and returns its resource ID.
@@ -152,14 +140,38 @@ func Place(t testing.TB, resources database.Container, cluster, mc *api.Resource
 	require.NoError(t, err)
 }
 
-// PostedCluster is one cluster create the fake CS received, as logged.
+// DesiredVersion is the control plane version ChooseVersion writes: a full X.Y.Z, as
+// ARO-HCP's ControlPlaneDesiredVersion controller resolves it from the update service.
+const DesiredVersion = "4.20.8"
+
+// desiredVersionPath is the one SPC field ControlPlaneDesiredVersion writes.
+const desiredVersionPath = "properties.spec.control_plane_version.desired_version"
+
+// ChooseVersion plays ARO-HCP's ControlPlaneDesiredVersion controller, which runs beside
+// hcpsched: once the cluster's SPC exists it writes DesiredVersion into
+// spec.control_plane_version.desired_version and nothing else, with an etag-guarded
+// replace redone from a fresh read when hcpsched's own SPC writes win the race.
+func ChooseVersion(t testing.TB, resources database.Container, cluster *api.ResourceID, timeout time.Duration) {
+	t.Helper()
+	WaitForSPC(t, resources, cluster, timeout, "exists", func(*api.ServiceProviderCluster) bool { return true })
+	pk, err := api.ResourcesPartitionKey(cluster)
+	require.NoError(t, err)
+	replaceStored(t, resources, pk, api.ServiceProviderClusterResourceID(cluster), Set(desiredVersionPath, DesiredVersion))
+}
+
+// PostedCluster is one cluster create the fake CS received, as logged: the fields the
+// tests check by name, and the whole body for the rest.
 type PostedCluster struct {
-	Status int    `json:"-"`
-	Fault  string `json:"-"`
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Shard  string `json:"provision_shard_id"`
-	Azure  struct {
+	Status  int             `json:"-"`
+	Fault   string          `json:"-"`
+	Body    json.RawMessage `json:"-"`
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Shard   string          `json:"provision_shard_id"`
+	Version struct {
+		ID string `json:"id"`
+	} `json:"version"`
+	Azure struct {
 		SubscriptionID           string `json:"subscription_id"`
 		ResourceGroupName        string `json:"resource_group_name"`
 		ResourceName             string `json:"resource_name"`
@@ -178,7 +190,7 @@ func ClusterPosts(t testing.TB, cs *fakeclusterservice.Server) []PostedCluster {
 		}
 		var p PostedCluster
 		require.NoError(t, json.Unmarshal([]byte(r.Body), &p), "POST body %s", r.Body)
-		p.Status, p.Fault = r.Status, r.Fault
+		p.Status, p.Fault, p.Body = r.Status, r.Fault, json.RawMessage(r.Body)
 		out = append(out, p)
 	}
 	return out

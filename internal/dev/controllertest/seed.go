@@ -110,9 +110,16 @@ func (k *Kit) Exists(t testing.TB, container string, rid *api.ResourceID) bool {
 // race is redone from a fresh read.
 func (k *Kit) ReplaceStored(t testing.TB, container string, rid *api.ResourceID, edits ...Edit) database.Item {
 	t.Helper()
-	c := k.own(t, container)
+	return replaceStored(t, k.own(t, container), partitionKey(t, container, rid), rid, edits...)
+}
+
+// replaceStored is ReplaceStored on a container of any store, for the helpers that play
+// another component without a kit.
+func replaceStored(t testing.TB, c database.Container, pk string, rid *api.ResourceID, edits ...Edit) database.Item {
+	t.Helper()
 	for range 100 {
-		cur := k.Stored(t, container, rid)
+		cur, err := c.Get(context.Background(), pk, api.CosmosID(rid.String()))
+		require.NoError(t, err, "reading %s from %s", rid, c.Name())
 		d, err := database.DecodeItem[api.RawProperties](cur)
 		require.NoError(t, err)
 		d.PrepareReplace()

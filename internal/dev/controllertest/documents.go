@@ -1,0 +1,87 @@
+package controllertest
+
+// The documents ARO-HCP's frontend writes, as the backend's tests store them: clusters
+// from internal/dev/frontend (the fixture of a freshly accepted cluster), re-identified to
+// the resource ID a test needs, and Subscription documents. Nothing here adds a field the
+// frontend does not write: the tenant is the subscription's, never the cluster's.
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
+)
+
+// Tenant is the Entra tenant of the test subscriptions, as StoreSubscription stores it.
+const Tenant = frontend.Tenant
+
+// fixtureClusterName is the fixture FixtureCluster is built from, the one frontend.Cluster
+// starts from.
+const fixtureClusterName = "constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json"
+
+// ClusterFor is the cluster document the frontend writes for a PUT of rid: frontend's
+// cluster with its subscription, resource group and name replaced by rid's wherever they
+// occur (the subnet and NSG IDs are in the cluster's subscription, the managed resource
+// group is named after the cluster). Its partition key is rid's lowercased subscription
+// and its id derives from rid, as the store expects.
+func ClusterFor(t testing.TB, rid *api.ResourceID) *api.Cluster {
+	t.Helper()
+	tmpl, err := frontend.Cluster(1, false, time.Now())
+	require.NoError(t, err)
+	from, err := tmpl.ParsedResourceID()
+	require.NoError(t, err)
+	body, err := api.Encode(tmpl)
+	require.NoError(t, err)
+	// The name goes first: it is also the tail of the managed resource group's name.
+	replaced := strings.NewReplacer(
+		from.Name(), rid.Name(),
+		from.ResourceGroup, rid.ResourceGroup,
+		from.SubscriptionID, rid.SubscriptionID,
+	).Replace(string(body))
+	c, err := api.Decode[api.ClusterProperties]([]byte(replaced))
+	require.NoError(t, err)
+	require.True(t, strings.EqualFold(c.ResourceID, rid.String()), "re-identified as %s, want %s", c.ResourceID, rid)
+	c.ResourceID = rid.String()
+	c.ID = api.CosmosID(rid.String())
+	pk, err := api.ResourcesPartitionKey(rid)
+	require.NoError(t, err)
+	c.PartitionKey = pk
+	if md := c.Metadata(); md != nil {
+		md.ResourceID, md.PartitionKey = rid.String(), pk
+	}
+	return c
+}
+
+// FixtureCluster is the cluster in the exact shape of ARO-HCP's fixture of a freshly
+// accepted cluster (its identity, managed resource group and every field), as the frontend
+// writes it: with the identity URL of the PUT and no tenant.
+func FixtureCluster(t testing.TB) *api.Cluster {
+	t.Helper()
+	fixture, err := api.Decode[api.ClusterProperties](arohcp.Get(fixtureClusterName))
+	require.NoError(t, err)
+	rid, err := fixture.ParsedResourceID()
+	require.NoError(t, err)
+	c := ClusterFor(t, rid)
+	c.Properties.CustomerProperties.Platform.ManagedResourceGroup = fixture.Properties.CustomerProperties.Platform.ManagedResourceGroup
+	return c
+}
+
+// StoreSubscription stores the Subscription document the frontend keeps for
+// subscriptionID, under tenant; an empty tenant stores properties.properties as null, as
+// ARO-HCP has many. It returns the subscription's resource ID.
+func StoreSubscription(t testing.TB, resources database.Container, subscriptionID, tenant string) *api.ResourceID {
+	t.Helper()
+	sub, err := frontend.Subscription(subscriptionID, tenant)
+	require.NoError(t, err)
+	_, err = database.Create(t.Context(), resources, sub)
+	require.NoError(t, err)
+	rid, err := sub.ParsedResourceID()
+	require.NoError(t, err)
+	return rid
+}
