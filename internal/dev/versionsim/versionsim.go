@@ -117,7 +117,10 @@ func New(cfg Config) (*Simulator, error) {
 func (s *Simulator) Run(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	opts := s.cfg.Informers
-	opts.Logger, opts.Registerer = s.cfg.Logger.With("component", "informers"), reg
+	if opts.Logger == nil {
+		opts.Logger = s.cfg.Logger
+	}
+	opts.Registerer = reg
 	f, err := informers.NewFactory(s.cfg.Store, opts)
 	if err != nil {
 		return fmt.Errorf("versionsim: %w", err)
