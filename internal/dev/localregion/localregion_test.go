@@ -47,6 +47,10 @@ func TestRegionSettles(t *testing.T) {
 		assert.Regexp(t, name+` +http://127\.0\.0\.1:\d+/metrics`, text)
 	}
 	assert.Regexp(t, `(?m)^all +6 `, text, "the placement table counts every cluster")
+	assert.Contains(t, text, "desired version 6  pinned in CS 6", "the version simulator chose every cluster's version")
+	versions, err := os.ReadFile(filepath.Join(o.OutputDir, "localregion", versionSimulatorLog))
+	require.NoError(t, err)
+	assert.Equal(t, 6, strings.Count(string(versions), "desired control plane version written"), "one write per SPC, in its own log")
 	assert.Regexp(t, `(?m)^3 +Unschedulable +0 `, text, "nothing lands on the Unschedulable MC")
 
 	logs, err := filepath.Glob(filepath.Join(o.OutputDir, "localregion", "*.log"))
