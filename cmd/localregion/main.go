@@ -45,6 +45,8 @@ func parseFlags(args []string, stderr io.Writer) (localregion.Options, error) {
 	fs.IntVar(&o.TightNodes, "tight-nodes", o.TightNodes, "Worker nodes of the tight management cluster (stamp 1)")
 	fs.DurationVar(&o.NotReadyDelay, "not-ready-delay", o.NotReadyDelay, "How long a new hosted control plane is reported not ready")
 	fs.DurationVar(&o.ProgressEvery, "progress-every", o.ProgressEvery, "How often progress is printed")
+	fs.StringVar(&o.DesiredVersion, "desired-version", o.DesiredVersion, "X.Y the version simulator (ARO-HCP's ControlPlaneDesiredVersion stand-in) chooses for clusters without customerProperties.version.id")
+	fs.DurationVar(&o.DesiredVersionLatency, "desired-version-latency", o.DesiredVersionLatency, "How long the version simulator takes to choose each cluster's desired version")
 	fs.StringVar(&o.RepoRoot, "repo-root", o.RepoRoot, "The hcpsched checkout (default: found from the working directory)")
 	o.Region.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -23,8 +23,19 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, 6, o.Clusters)
 	assert.Equal(t, time.Minute, o.Timeout)
 
-	_, err = parseFlags([]string{"--management-clusters", "0"}, io.Discard)
-	assert.ErrorContains(t, err, "--management-clusters")
+	o, err = parseFlags([]string{"--desired-version", "4.19", "--desired-version-latency", "2s"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "4.19", o.DesiredVersion)
+	assert.Equal(t, 2*time.Second, o.DesiredVersionLatency)
+
+	for _, bad := range []struct{ flag, value string }{
+		{"--management-clusters", "0"},
+		{"--desired-version", "latest"},
+		{"--desired-version-latency", "-1s"},
+	} {
+		_, err = parseFlags([]string{bad.flag, bad.value}, io.Discard)
+		assert.ErrorContains(t, err, bad.flag)
+	}
 	_, err = parseFlags([]string{"extra"}, io.Discard)
 	assert.ErrorContains(t, err, "unexpected arguments")
 }

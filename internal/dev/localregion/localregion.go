@@ -1,7 +1,9 @@
 // Package localregion runs a whole ARO-HCP region on one machine, each part a separate
 // process on 127.0.0.1: the Cosmos emulator, the fake Cluster Service, the management
-// cluster simulator, `fleet controller` and `backend`. It registers the management
-// clusters, creates clusters over time the way ARO-HCP's frontend does, and shows them
+// cluster simulator, `fleet controller` and `backend`; the stand-in for ARO-HCP's
+// ControlPlaneDesiredVersion controller (package versionsim) runs in this process with
+// a Cosmos client of its own. It registers the management clusters, creates
+// subscriptions and clusters over time the way ARO-HCP's frontend does, and shows them
 // being placed, pinned in Cluster Service and observed. `make run` runs it.
 package localregion
 
@@ -11,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,6 +32,8 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
+	"github.com/hcpsched/hcpsched/internal/dev/versionsim"
+	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
 // Defaults of the region, defined once; the command's flags read them from here.
@@ -51,6 +56,16 @@ const (
 	// does not add nodes, so the default keeps the pools at their ceiling: the scale
 	// ceiling then equals what the MCs report and the tight MC takes its share.
 	DefaultMaxNodes = 0
+	// DefaultDesiredVersion is the X.Y the version simulator gives clusters that name
+	// none, as the frontend's clusters do.
+	DefaultDesiredVersion = versionsim.DefaultMinor
+	// DefaultDesiredVersionLatency is how long the version simulator takes per cluster,
+	// standing in for ARO-HCP's query to the update service; the backend's Cluster
+	// Service create waits for it.
+	DefaultDesiredVersionLatency = 500 * time.Millisecond
+	// changefeedPollInterval is how often every process of the region polls the change
+	// feeds.
+	changefeedPollInterval = 250 * time.Millisecond
 )
 
 // Options sizes and paces the region.
@@ -64,6 +79,9 @@ type Options struct {
 	MaxNodes           int
 	NotReadyDelay      time.Duration
 	ProgressEvery      time.Duration
+	// DesiredVersion and DesiredVersionLatency configure the version simulator.
+	DesiredVersion        string
+	DesiredVersionLatency time.Duration
 	// RepoRoot holds go.mod and emulator/; empty finds it from the working directory.
 	RepoRoot string
 	// GoBuildFlags are added to the `go build` of the binaries; a test run with -race
@@ -81,6 +99,7 @@ func DefaultOptions() Options {
 		SingleReplicaEvery: DefaultSingleReplicaEvery, CreateInterval: DefaultCreateInterval,
 		Nodes: mcsim.DefaultNodes, TightNodes: DefaultTightNodes, MaxNodes: DefaultMaxNodes,
 		NotReadyDelay: DefaultNotReadyDelay, ProgressEvery: DefaultProgressEvery,
+		DesiredVersion: DefaultDesiredVersion, DesiredVersionLatency: DefaultDesiredVersionLatency,
 	}
 }
 
@@ -95,6 +114,12 @@ func (o Options) Validate() error {
 	}
 	if o.Nodes < 1 || o.TightNodes < 1 {
 		errs = append(errs, errors.New("--nodes and --tight-nodes must be at least 1"))
+	}
+	if _, err := versionsim.MinorOf(o.DesiredVersion); err != nil {
+		errs = append(errs, fmt.Errorf("--desired-version: %w", err))
+	}
+	if o.DesiredVersionLatency < 0 {
+		errs = append(errs, fmt.Errorf("--desired-version-latency must not be negative, got %s", o.DesiredVersionLatency))
 	}
 	for name, d := range map[string]time.Duration{
 		"--timeout": o.Timeout, "--report-interval": o.ReportInterval, "--progress-every": o.ProgressEvery,
@@ -199,7 +224,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		"--clusters-service-url", csURL, "--region", DefaultRegion,
 		"--agent-pool-source", "static", "--agent-pool-file", poolFile,
 		"--capacity-poll-interval", o.ReportInterval.String(), "--scale-ceiling-interval", "5s",
-		"--changefeed-poll-interval", "250ms"}, cosmosArgs...)...); err != nil {
+		"--changefeed-poll-interval", changefeedPollInterval.String()}, cosmosArgs...)...); err != nil {
 		return err
 	}
 	if err := startService("mc-simulator", bin("mc-simulator"), append([]string{
@@ -210,10 +235,16 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	}
 	if err := startService("backend", bin("backend"), append([]string{
 		"--clusters-service-url", csURL, "--cosmos-ensure-layout",
-		"--changefeed-poll-interval", "250ms", "--placement-requeue-after", "1s",
+		"--changefeed-poll-interval", changefeedPollInterval.String(), "--placement-requeue-after", "1s",
 		"--management-cluster-placement-sync-requeue-after", "1s"}, cosmosArgs...)...); err != nil {
 		return err
 	}
+	versions, err := startVersionSimulator(ctx, o, emu, filepath.Join(logDir, versionSimulatorLog))
+	if err != nil {
+		return err
+	}
+	defer versions.stop()
+	fmt.Fprintf(out, "version simulator  in this process: desired versions %s.z, %s each\n", o.DesiredVersion, o.DesiredVersionLatency)
 	fmt.Fprintln(out, "metrics:")
 	for _, u := range metricsURLs {
 		fmt.Fprintln(out, "  "+u)
@@ -224,12 +255,59 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return drive(ctx, o, out, store, csURL, sup, emu.Done())
+	return drive(ctx, o, out, store, csURL, sup, emu.Done(), versions.done)
 }
 
-// drive creates the clusters, shows progress and decides when the run is over.
-// emulatorDone closes when the Cosmos emulator, which the supervisor does not run, exits.
-func drive(ctx context.Context, o Options, out io.Writer, store database.Store, csURL string, sup *supervisor, emulatorDone <-chan struct{}) error {
+// versionSimulatorLog is the version simulator's log file in the region's log folder.
+const versionSimulatorLog = "version-simulator.log"
+
+// inProcess is a component the region runs in its own process.
+type inProcess struct {
+	// done receives the component's result if it stops on its own.
+	done     chan error
+	stop     func()
+	finished chan struct{}
+}
+
+// startVersionSimulator runs the stand-in for ARO-HCP's ControlPlaneDesiredVersion
+// controller with a Cosmos client of its own, as another process's would be, logging to
+// logPath.
+func startVersionSimulator(ctx context.Context, o Options, emu *emulator.Emulator, logPath string) (*inProcess, error) {
+	store, err := cosmos.Open(cosmos.Config{Endpoint: emu.Endpoint, Key: emu.Key, Database: cosmos.DefaultDatabase}, prometheus.NewRegistry())
+	if err != nil {
+		return nil, fmt.Errorf("version simulator: %w", err)
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("version simulator: %w", err)
+	}
+	sim, err := versionsim.New(versionsim.Config{
+		Store: store, DefaultMinor: o.DesiredVersion, Latency: o.DesiredVersionLatency,
+		Informers: informers.Options{PollInterval: changefeedPollInterval},
+		Logger:    slog.New(slog.NewJSONHandler(logFile, nil)).With("component", "version-simulator"),
+	})
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	p := &inProcess{done: make(chan error, 1), finished: make(chan struct{})}
+	go func() {
+		defer close(p.finished)
+		p.done <- sim.Run(runCtx)
+	}()
+	p.stop = func() {
+		cancel()
+		<-p.finished
+		logFile.Close()
+	}
+	return p, nil
+}
+
+// drive creates the subscriptions and clusters, shows progress and decides when the run
+// is over. emulatorDone closes when the Cosmos emulator, which the supervisor does not run, exits.
+// versionsDone receives the version simulator's result should it stop.
+func drive(ctx context.Context, o Options, out io.Writer, store database.Store, csURL string, sup *supervisor, emulatorDone <-chan struct{}, versionsDone <-chan error) error {
 	obs := &observer{store: store, csURL: csURL, client: &http.Client{Timeout: 10 * time.Second},
 		created: map[string]time.Time{}, singleReplica: map[string]bool{}}
 	start := time.Now()
@@ -267,6 +345,11 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 				return stopped()
 			}
 			return fmt.Errorf("the Cosmos emulator exited unexpectedly; its log is %s", filepath.Join(sup.logDir, "emulator.log"))
+		case err := <-versionsDone:
+			if ctx.Err() != nil {
+				return stopped()
+			}
+			return fmt.Errorf("the version simulator stopped unexpectedly (%v); its log is %s", err, filepath.Join(sup.logDir, versionSimulatorLog))
 		case <-deadline:
 			if s, err := obs.snapshot(ctx); err == nil {
 				render(out, s, o.Clusters, time.Since(start))
@@ -279,6 +362,15 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			n := len(obs.created) + 1
 			single := o.SingleReplicaEvery > 0 && n%o.SingleReplicaEvery == 0
 			now := time.Now()
+			// ARM registers the subscription with the resource provider before it sends
+			// the cluster's PUT, so its document is there first.
+			sub, err := frontend.Subscription(frontend.SubscriptionID(n), frontend.Tenant)
+			if err != nil {
+				return err
+			}
+			if _, err := database.Create(ctx, resources, sub); err != nil && !errors.Is(err, database.ErrConflict) {
+				return fmt.Errorf("creating subscription %s: %w", sub.ResourceID, err)
+			}
 			doc, err := frontend.Cluster(n, single, now)
 			if err != nil {
 				return err

@@ -3,11 +3,13 @@ package localregion
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 )
 
 // TestRegionSettles runs the whole stack once, small, and expects it to settle.
@@ -44,6 +47,10 @@ func TestRegionSettles(t *testing.T) {
 		assert.Regexp(t, name+` +http://127\.0\.0\.1:\d+/metrics`, text)
 	}
 	assert.Regexp(t, `(?m)^all +6 `, text, "the placement table counts every cluster")
+	assert.Contains(t, text, "desired version 6  pinned in CS 6", "the version simulator chose every cluster's version")
+	versions, err := os.ReadFile(filepath.Join(o.OutputDir, "localregion", versionSimulatorLog))
+	require.NoError(t, err)
+	assert.Equal(t, 6, strings.Count(string(versions), "desired control plane version written"), "one write per SPC, in its own log")
 	assert.Regexp(t, `(?m)^3 +Unschedulable +0 `, text, "nothing lands on the Unschedulable MC")
 
 	logs, err := filepath.Glob(filepath.Join(o.OutputDir, "localregion", "*.log"))
@@ -130,9 +137,12 @@ func TestOptionsValidate(t *testing.T) {
 	require.NoError(t, DefaultOptions().Validate())
 	o := DefaultOptions()
 	o.ManagementClusters, o.Timeout = 0, 0
+	o.DesiredVersion, o.DesiredVersionLatency = "4", -time.Second
 	err := o.Validate()
 	assert.ErrorContains(t, err, "--management-clusters")
 	assert.ErrorContains(t, err, "--timeout")
+	assert.ErrorContains(t, err, "--desired-version:")
+	assert.ErrorContains(t, err, "--desired-version-latency")
 }
 
 // driveEnv is drive's world without the rest of the region: a memory store and an empty
@@ -148,20 +158,60 @@ func driveEnv(t *testing.T) (Options, *memory.Store, string, *supervisor) {
 	return o, memory.New(), srv.URL, sup
 }
 
+// creations records the resource types created in the Resources container, in order.
+type creations struct {
+	database.Store
+	mu    sync.Mutex
+	types []string
+}
+
+func (c *creations) Container(name string) database.Container {
+	inner := c.Store.Container(name)
+	if name != api.ResourcesContainer {
+		return inner
+	}
+	return &creatingContainer{Container: inner, c: c}
+}
+
+type creatingContainer struct {
+	database.Container
+	c *creations
+}
+
+func (cc *creatingContainer) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {
+	_, _, resourceType := api.Identify(body)
+	cc.c.mu.Lock()
+	cc.c.types = append(cc.c.types, resourceType)
+	cc.c.mu.Unlock()
+	return cc.Container.Create(ctx, pk, body)
+}
+
 func TestDriveCreatesClustersAndTimesOutWhenNothingSettles(t *testing.T) {
-	o, store, csURL, sup := driveEnv(t)
+	o, mem, csURL, sup := driveEnv(t)
+	store := &creations{Store: mem}
 	var out bytes.Buffer
-	err := drive(t.Context(), o, &out, store, csURL, sup, nil)
+	err := drive(t.Context(), o, &out, store, csURL, sup, nil, nil)
 	require.ErrorContains(t, err, "timed out after 500ms before the region settled")
 
 	var created []string
 	for item, err := range store.Container(api.ResourcesContainer).List(t.Context(), database.ListOptions{ResourceType: api.ClusterResourceType}) {
 		require.NoError(t, err)
+		assert.NotContains(t, string(item.Body), "tenantId", "the frontend writes no tenant into a cluster")
 		doc, err := database.DecodeItem[api.ClusterProperties](item)
 		require.NoError(t, err)
 		created = append(created, doc.Properties.ServiceProvider().ProvisioningState)
+
+		rid, err := doc.ParsedResourceID()
+		require.NoError(t, err)
+		sub, err := database.Get[api.SubscriptionProperties](t.Context(), store.Container(api.ResourcesContainer), doc.PartitionKey, api.SubscriptionResourceID(rid.SubscriptionID).String())
+		require.NoError(t, err, "every cluster's subscription is stored")
+		assert.Equal(t, frontend.Tenant, sub.Properties.TenantID())
 	}
 	assert.Equal(t, []string{"Accepted", "Accepted", "Accepted"}, created, "the clusters are written as the frontend writes them")
+	store.mu.Lock()
+	assert.Equal(t, strings.Repeat(api.SubscriptionResourceType+" "+api.ClusterResourceType+" ", 3), strings.Join(store.types, " ")+" ",
+		"ARM registers each subscription before the cluster's PUT")
+	store.mu.Unlock()
 	assert.Contains(t, out.String(), "created 3/3  placed 0")
 }
 
@@ -170,14 +220,19 @@ func TestDriveFailsWhenAProcessDies(t *testing.T) {
 	o.Timeout = time.Minute
 	_, _, err := sup.start("backend", "/bin/sh", false, "-c", "echo cannot start >&2; exit 1")
 	require.NoError(t, err)
-	err = drive(t.Context(), o, io.Discard, store, csURL, sup, nil)
+	err = drive(t.Context(), o, io.Discard, store, csURL, sup, nil, nil)
 	assert.ErrorContains(t, err, "backend exited unexpectedly")
 	assert.ErrorContains(t, err, "cannot start")
 
 	emulatorDone := make(chan struct{})
 	close(emulatorDone)
-	err = drive(t.Context(), o, io.Discard, store, csURL, newSupervisor(t.TempDir()), emulatorDone)
+	err = drive(t.Context(), o, io.Discard, store, csURL, newSupervisor(t.TempDir()), emulatorDone, nil)
 	assert.ErrorContains(t, err, "the Cosmos emulator exited unexpectedly")
+
+	versionsDone := make(chan error, 1)
+	versionsDone <- errors.New("the caches did not sync")
+	err = drive(t.Context(), o, io.Discard, store, csURL, newSupervisor(t.TempDir()), nil, versionsDone)
+	assert.ErrorContains(t, err, "the version simulator stopped unexpectedly (the caches did not sync)")
 }
 
 func TestDriveStopsQuietlyOnCancel(t *testing.T) {
@@ -186,6 +241,6 @@ func TestDriveStopsQuietlyOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	var out bytes.Buffer
-	require.NoError(t, drive(ctx, o, &out, store, csURL, sup, nil))
+	require.NoError(t, drive(ctx, o, &out, store, csURL, sup, nil, nil))
 	assert.Contains(t, out.String(), "placement latency")
 }

@@ -37,8 +37,10 @@ type mcView struct {
 // snapshot is the region's progress at one moment.
 type snapshot struct {
 	created, placed, inCS, observed, pending int
-	mcs                                      []*mcView
-	latency                                  []time.Duration
+	// versioned counts the clusters whose SPC has its desired control plane version.
+	versioned int
+	mcs       []*mcView
+	latency   []time.Duration
 }
 
 // settled reports whether every cluster went all the way through and no reservation is
@@ -120,6 +122,9 @@ func (o *observer) snapshot(ctx context.Context) (snapshot, error) {
 	for _, d := range spcs {
 		spc, rid := d.doc, d.rid
 		createdAt, ours := o.created[rid.Parent().Key()]
+		if ours && spc.Properties.DesiredControlPlaneVersion() != "" {
+			s.versioned++
+		}
 		spec := spc.Properties.Spec
 		if !ours || spec == nil || spec.ManagementClusterResourceID == "" {
 			continue
@@ -193,8 +198,8 @@ func quantity(s string) int64 {
 // render writes the progress block: the pipeline counters, then one swift-NIC bar per
 // management cluster (# used, + reserved, . free). It returns the lines written.
 func render(w io.Writer, s snapshot, total int, elapsed time.Duration) int {
-	fmt.Fprintf(w, "[%5.1fs] created %d/%d  placed %d  pinned in CS %d  observed %d  pending reservations %d\n",
-		elapsed.Seconds(), s.created, total, s.placed, s.inCS, s.observed, s.pending)
+	fmt.Fprintf(w, "[%5.1fs] created %d/%d  placed %d  desired version %d  pinned in CS %d  observed %d  pending reservations %d\n",
+		elapsed.Seconds(), s.created, total, s.placed, s.versioned, s.inCS, s.observed, s.pending)
 	for _, v := range s.mcs {
 		fmt.Fprintf(w, "  stamp %-3s %-13s %s %3d used + %2d reserved / %3d swift NICs\n",
 			v.stamp, v.policy, bar(v.used, v.reserved, v.capacity), v.used, v.reserved, v.capacity)

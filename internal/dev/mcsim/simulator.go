@@ -45,6 +45,11 @@ type Simulator struct {
 	firstSeen map[string]time.Time
 	// singleReplica caches each cluster's mode, which never changes.
 	singleReplica map[string]bool
+
+	skippedMu sync.Mutex
+	// skipped is the _etag of each document (by Cosmos id) skipped as malformed, so that
+	// each version of one is logged once rather than on every pass.
+	skipped map[string]string
 }
 
 // New returns a simulator; zero fields of cfg take their defaults.
@@ -64,7 +69,7 @@ func New(cfg Config) *Simulator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Simulator{cfg: cfg, firstSeen: map[string]time.Time{}, singleReplica: map[string]bool{}}
+	return &Simulator{cfg: cfg, firstSeen: map[string]time.Time{}, singleReplica: map[string]bool{}, skipped: map[string]string{}}
 }
 
 // Run reports every interval until ctx ends. A failed pass is logged and retried on the
@@ -94,7 +99,8 @@ func (s *Simulator) Sync(ctx context.Context) error {
 		}
 		mc, err := database.DecodeItem[api.ManagementClusterProperties](item)
 		if err != nil {
-			return fmt.Errorf("decoding management cluster %s: %w", item.ID, err)
+			s.skip("management cluster", item, err)
+			continue
 		}
 		if mc.IsDeleted() {
 			continue
@@ -217,18 +223,34 @@ func (s *Simulator) loadModes(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("listing clusters: %w", err)
 		}
+		// A document no decoder accepts says nothing about the others: skipping it keeps
+		// every MC reporting (its HCP, if CS has one, counts as HA, the dearer mode).
 		c, err := database.DecodeItem[api.ClusterProperties](item)
 		if err != nil {
-			return fmt.Errorf("decoding cluster %s: %w", item.ID, err)
+			s.skip("cluster", item, err)
+			continue
 		}
 		rid, err := c.ParsedResourceID()
 		if err != nil {
+			s.skip("cluster", item, err)
 			continue
 		}
 		f := c.Properties.ServiceProvider().ExperimentalFeatures
 		s.singleReplica[rid.Key()] = f != nil && f.SingleReplica == api.SingleReplica
 	}
 	return nil
+}
+
+// skip logs a malformed document the simulator passes over, once per version of it.
+func (s *Simulator) skip(kind string, item database.Item, err error) {
+	s.skippedMu.Lock()
+	seen, ok := s.skipped[item.ID]
+	s.skipped[item.ID] = item.ETag
+	s.skippedMu.Unlock()
+	if ok && seen == item.ETag {
+		return
+	}
+	s.cfg.Logger.Warn("skipping a malformed "+kind+" document", "id", item.ID, "partitionKey", item.PartitionKey, "error", err.Error())
 }
 
 // AzureResourceID is the ARM resource ID of a Cluster Service cluster, from its azure

@@ -31,6 +31,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/dev/localregion"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
+	"github.com/hcpsched/hcpsched/internal/dev/versionsim"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
 
@@ -42,8 +43,8 @@ const (
 )
 
 // region is everything but the backend: the store, the fake Cluster Service, the
-// registered MCs with the fleet controllers mirroring their capacity, and the simulator
-// writing it.
+// registered MCs with the fleet controllers mirroring their capacity, the simulator
+// writing it, and the stand-in for ARO-HCP's ControlPlaneDesiredVersion controller.
 type region struct {
 	o      Options
 	logDir string
@@ -147,10 +148,32 @@ func startRegion(ctx context.Context, o Options, logDir string) (_ *region, err 
 		Logger: r.logger.With("component", "mc-simulator"),
 	})
 	r.goRun(func() { _ = sim.Run(runCtx, o.ReportInterval) })
+	if err := r.startVersionSimulator(runCtx); err != nil {
+		return nil, err
+	}
 	if err := r.waitPlaceable(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// startVersionSimulator runs the desired-version writer ARO-HCP runs beside hcpsched, on
+// the region's store handle: under a chaos run its requests meet the injected faults too.
+func (r *region) startVersionSimulator(runCtx context.Context) error {
+	logger := r.logger.With("component", "version-simulator")
+	vs, err := versionsim.New(versionsim.Config{
+		Store: r.store, Logger: logger,
+		Informers: informers.Options{PollInterval: r.o.PollInterval, Logger: logger},
+	})
+	if err != nil {
+		return err
+	}
+	r.goRun(func() {
+		if err := vs.Run(runCtx); err != nil && runCtx.Err() == nil {
+			logger.Error("version simulator stopped", "error", err)
+		}
+	})
+	return nil
 }
 
 func (r *region) nodes() int {

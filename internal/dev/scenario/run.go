@@ -19,7 +19,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 )
 
-// createRetries bounds how often the runner retries creating one cluster: under
+// createRetries bounds how often the runner retries creating one document: under
 // injected faults the runner's own requests fail too.
 const createRetries = 20
 
@@ -261,11 +261,16 @@ func collect(errs <-chan error) []error {
 	return out
 }
 
-// createCluster writes cluster n as ARO-HCP's frontend does, retrying failed writes with
-// the same document so that its creation time is the one stored.
+// createCluster writes cluster n as ARO-HCP's frontend does, its Subscription first (ARM
+// registers the subscription before it sends any PUT), retrying failed writes with the
+// same documents so that the cluster's creation time is the one stored.
 func (s *session) createCluster(ctx context.Context, n int) error {
 	now := time.Now()
 	single := s.o.SingleReplicaEvery > 0 && n%s.o.SingleReplicaEvery == 0
+	sub, err := frontend.Subscription(frontend.SubscriptionID(n), frontend.Tenant)
+	if err != nil {
+		return err
+	}
 	doc, err := frontend.Cluster(n, single, now)
 	if err != nil {
 		return err
@@ -278,18 +283,36 @@ func (s *session) createCluster(ctx context.Context, n int) error {
 		s.addSeeded(seeded)
 	}
 	resources := s.region.store.Container(api.ResourcesContainer)
+	if err := createWithRetries(ctx, func() error {
+		_, err := database.Create(ctx, resources, sub.DeepCopy())
+		return err
+	}); err != nil {
+		return fmt.Errorf("creating the subscription of cluster %d: %w", n, err)
+	}
+	if err := createWithRetries(ctx, func() error {
+		_, err := database.Create(ctx, resources, doc.DeepCopy())
+		return err
+	}); err != nil {
+		return fmt.Errorf("creating cluster %d: %w", n, err)
+	}
+	s.obs.recordCreated(doc.ResourceID, now)
+	s.seededMu.Lock()
+	s.singleReplica[strings.ToLower(doc.ResourceID)] = single
+	s.seededMu.Unlock()
+	return nil
+}
+
+// createWithRetries runs create until it succeeds or finds the document there already
+// (an earlier attempt that failed only on its way back), backing off between attempts.
+func createWithRetries(ctx context.Context, create func() error) error {
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		_, err = database.Create(ctx, resources, doc.DeepCopy())
+		err := create()
 		if err == nil || errors.Is(err, database.ErrConflict) {
-			s.obs.recordCreated(doc.ResourceID, now)
-			s.seededMu.Lock()
-			s.singleReplica[strings.ToLower(doc.ResourceID)] = single
-			s.seededMu.Unlock()
 			return nil
 		}
 		if attempt == createRetries || ctx.Err() != nil {
-			return fmt.Errorf("creating cluster %d: %w", n, err)
+			return err
 		}
 		select {
 		case <-time.After(backoff):
