@@ -105,6 +105,8 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 		return controller.Result{}, err
 	}
 	if spc == nil {
+		// CreateServiceProviderCluster writes it next: not a wait an operator needs to see.
+		r.waits.done(key)
 		logger.Info("deferring Cluster Service creation until the cluster has its ServiceProviderCluster")
 		return controller.Result{}, nil
 	}

@@ -107,6 +107,7 @@ func driveHappyPath(t *testing.T, w *world, f flowFixture) (*api.Cluster, *api.S
 	assert.True(t, strings.EqualFold(f.cluster.Name(), post.Azure.ResourceName), "resource name %q", post.Azure.ResourceName)
 	assert.Equal(t, controllertest.Tenant, post.Azure.TenantID, "the subscription's tenant")
 	assert.Equal(t, f.stored.Properties.CustomerProperties.Platform.ManagedResourceGroup, post.Azure.ManagedResourceGroupName)
+	assert.Equal(t, "openshift-v"+controllertest.DesiredVersion, post.Version.ID, "the SPC's desired version, on the stable channel")
 	onShard, err := w.CS.ClustersOnShard(f.shardA)
 	require.NoError(t, err)
 	require.Len(t, onShard, 1)
