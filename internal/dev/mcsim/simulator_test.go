@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcpsched/hcpsched/backend/clusterbody"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
@@ -21,6 +22,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 )
 
 const testDelay = 10 * time.Second
@@ -44,6 +46,7 @@ type env struct {
 	cs    *clusterservice.Client
 	clock *clock
 	sim   *Simulator
+	url   string
 	n     int
 }
 
@@ -73,7 +76,7 @@ func newEnvOn(t *testing.T, store database.Store) *env {
 	cs, err := clusterservice.New(t.Context(), clusterservice.Config{URL: srv.URL, DisableRetries: true, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
-	e := &env{t: t, store: store, fake: f, cs: cs, clock: &clock{now: time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)}}
+	e := &env{t: t, store: store, fake: f, cs: cs, url: srv.URL, clock: &clock{now: time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)}}
 	e.sim = New(Config{
 		Store: e.store, ClusterServiceURL: srv.URL, NotReadyDelay: testDelay, Now: e.clock.Now,
 		ProfileFor: func(mc *api.ResourceID) Profile {
@@ -136,24 +139,32 @@ func (e *env) addMC(stamp string, withReadDesire bool) (*api.ResourceID, string)
 	return mcID, created.ID()
 }
 
-// addCluster creates the HCPOpenShiftCluster document and the CS cluster pinned to shard.
+// addCluster writes cluster n's Subscription and cluster documents as ARO-HCP's frontend
+// does and creates it in Cluster Service pinned to shard, with the body ClusterServiceCreate
+// sends; it returns the cluster's CS ID.
 func (e *env) addCluster(shard string, singleReplica bool) string {
 	t := e.t
 	e.n++
-	sub := fmt.Sprintf("00000000-0000-0000-0000-%012d", e.n)
-	rg, name := fmt.Sprintf("rg-%d", e.n), fmt.Sprintf("hcp-%d", e.n)
-	rid := api.MustParseResourceID(fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/%s/%s", sub, rg, api.ClusterResourceType, name))
-	props := api.ClusterProperties{ServiceProviderProperties: &api.ClusterServiceProviderProperties{}}
-	if singleReplica {
-		props.ServiceProviderProperties.ExperimentalFeatures = &api.ExperimentalFeatures{SingleReplica: api.SingleReplica}
-	}
-	pk, err := api.ResourcesPartitionKey(rid)
+	resources := e.store.Container(api.ResourcesContainer)
+	sub, err := frontend.Subscription(frontend.SubscriptionID(e.n), frontend.Tenant)
 	require.NoError(t, err)
-	_, err = database.Create(t.Context(), e.store.Container(api.ResourcesContainer), api.NewDocument(rid, pk, props))
+	_, err = database.Create(t.Context(), resources, sub)
+	require.NoError(t, err)
+	doc, err := frontend.Cluster(e.n, singleReplica, e.clock.Now())
+	require.NoError(t, err)
+	href, err := clusterservice.ClusterHREF(clusterservice.NewClusterID())
+	require.NoError(t, err)
+	doc.Properties.ServiceProviderProperties.PendingClusterServiceID = href
+	_, err = database.Create(t.Context(), resources, doc)
 	require.NoError(t, err)
 
-	body, err := fakeclusterservice.ValidClusterFor(clusterservice.NewClusterID(),
-		fakeclusterservice.Identity{SubscriptionID: sub, ResourceGroup: rg, Name: name}, "").Build()
+	rid, err := doc.ParsedResourceID()
+	require.NoError(t, err)
+	// The SPC as ARO-HCP's ControlPlaneDesiredVersion leaves it; only the body reads it.
+	spc := api.NewDocument(api.ServiceProviderClusterResourceID(rid), doc.PartitionKey, api.ServiceProviderClusterProperties{Spec: &api.ServiceProviderClusterSpec{
+		ControlPlaneVersion: &api.ControlPlaneVersionSpec{DesiredVersion: "4.20.8"},
+	}})
+	body, err := clusterbody.Build(clusterbody.Input{Cluster: doc, SPC: spc, TenantID: frontend.Tenant, ShardID: shard})
 	require.NoError(t, err)
 	c, err := e.cs.CreatePinnedCluster(t.Context(), body, shard)
 	require.NoError(t, err)
