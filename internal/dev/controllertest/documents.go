@@ -6,7 +6,6 @@ package controllertest
 // frontend does not write: the tenant is the subscription's, never the cluster's.
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -25,36 +24,12 @@ const Tenant = frontend.Tenant
 // starts from.
 const fixtureClusterName = "constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json"
 
-// ClusterFor is the cluster document the frontend writes for a PUT of rid: frontend's
-// cluster with its subscription, resource group and name replaced by rid's wherever they
-// occur (the subnet and NSG IDs are in the cluster's subscription, the managed resource
-// group is named after the cluster). Its partition key is rid's lowercased subscription
-// and its id derives from rid, as the store expects.
+// ClusterFor is the cluster document the frontend writes for a PUT of rid
+// (frontend.ClusterAt), its managed resource group named after the cluster.
 func ClusterFor(t testing.TB, rid *api.ResourceID) *api.Cluster {
 	t.Helper()
-	tmpl, err := frontend.Cluster(1, false, time.Now())
+	c, err := frontend.ClusterAt(rid, "mrg-"+rid.Name(), false, time.Now())
 	require.NoError(t, err)
-	from, err := tmpl.ParsedResourceID()
-	require.NoError(t, err)
-	body, err := api.Encode(tmpl)
-	require.NoError(t, err)
-	// The name goes first: it is also the tail of the managed resource group's name.
-	replaced := strings.NewReplacer(
-		from.Name(), rid.Name(),
-		from.ResourceGroup, rid.ResourceGroup,
-		from.SubscriptionID, rid.SubscriptionID,
-	).Replace(string(body))
-	c, err := api.Decode[api.ClusterProperties]([]byte(replaced))
-	require.NoError(t, err)
-	require.True(t, strings.EqualFold(c.ResourceID, rid.String()), "re-identified as %s, want %s", c.ResourceID, rid)
-	c.ResourceID = rid.String()
-	c.ID = api.CosmosID(rid.String())
-	pk, err := api.ResourcesPartitionKey(rid)
-	require.NoError(t, err)
-	c.PartitionKey = pk
-	if md := c.Metadata(); md != nil {
-		md.ResourceID, md.PartitionKey = rid.String(), pk
-	}
 	return c
 }
 
@@ -67,8 +42,8 @@ func FixtureCluster(t testing.TB) *api.Cluster {
 	require.NoError(t, err)
 	rid, err := fixture.ParsedResourceID()
 	require.NoError(t, err)
-	c := ClusterFor(t, rid)
-	c.Properties.CustomerProperties.Platform.ManagedResourceGroup = fixture.Properties.CustomerProperties.Platform.ManagedResourceGroup
+	c, err := frontend.ClusterAt(rid, fixture.Properties.CustomerProperties.Platform.ManagedResourceGroup, false, time.Now())
+	require.NoError(t, err)
 	return c
 }
 

@@ -34,15 +34,33 @@ const IdentityURL = "https://dummyhost.identity.azure.net/otherinformation?aquer
 // SubscriptionID is the subscription of cluster n.
 func SubscriptionID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
-// Cluster is cluster n as the frontend writes it: the fixture with its own subscription,
-// resource group, name and managed resource group, and the identity URL from the PUT's
-// header. Like the frontend's, it has no tenant: that is the subscription's.
+// Cluster is cluster n as the frontend writes it, in its own subscription, resource group
+// rg-local-n, name hcp-local-n and managed resource group mrg-hcp-local-n (see ClusterAt).
 func Cluster(n int, singleReplica bool, now time.Time) (*api.Cluster, error) {
-	sub := SubscriptionID(n)
-	rg, name := fmt.Sprintf("rg-local-%d", n), fmt.Sprintf("hcp-local-%d", n)
+	name := fmt.Sprintf("hcp-local-%d", n)
+	rid, err := api.ParseResourceID(fmt.Sprintf("/subscriptions/%s/resourceGroups/rg-local-%d/providers/%s/%s", SubscriptionID(n), n, api.ClusterResourceType, name))
+	if err != nil {
+		return nil, err
+	}
+	return ClusterAt(rid, "mrg-"+name, singleReplica, now)
+}
+
+// ClusterAt is the document the frontend writes for a PUT of rid: the fixture with rid's
+// subscription, resource group and name wherever the fixture has its own (the subnet and
+// NSG are in the cluster's subscription), the given managed resource group, and the
+// identity URL from the PUT's header. Like the frontend's, it has no tenant: that is the
+// subscription's.
+func ClusterAt(rid *api.ResourceID, managedResourceGroup string, singleReplica bool, now time.Time) (*api.Cluster, error) {
+	pk, err := api.ResourcesPartitionKey(rid)
+	if err != nil {
+		return nil, err
+	}
 	body := string(arohcp.Get(clusterFixture))
 	body = strings.NewReplacer(
-		fixtureSubscription, sub, fixtureGroup, rg, fixtureName, name, fixtureMRG, "mrg-"+name,
+		// The partition key and cosmosMetadata.partitionKey are the lowercased
+		// subscription; the fixture's is lowercase already, so it is replaced first.
+		`"`+fixtureSubscription+`"`, `"`+pk+`"`,
+		fixtureSubscription, rid.SubscriptionID, fixtureGroup, rid.ResourceGroup, fixtureName, rid.Name(), fixtureMRG, managedResourceGroup,
 	).Replace(body)
 
 	var raw map[string]any
@@ -58,6 +76,11 @@ func Cluster(n int, singleReplica bool, now time.Time) (*api.Cluster, error) {
 	doc, err := api.Decode[api.ClusterProperties](b)
 	if err != nil {
 		return nil, fmt.Errorf("cluster fixture: %w", err)
+	}
+	// The fixture's casing of the path's fixed segments gives way to rid's own.
+	doc.ResourceID = rid.String()
+	if md := doc.Metadata(); md != nil {
+		md.ResourceID = rid.String()
 	}
 	doc.ID = api.CosmosID(doc.ResourceID)
 	if doc.Properties.ServiceProviderProperties == nil {
