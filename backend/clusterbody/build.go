@@ -401,9 +401,10 @@ func (b *builder) azure(cp *api.ClusterCustomerProperties, sp api.ClusterService
 		b.fail(pathResourceID, "%v", err)
 		rid = nil
 	}
+	id := Identity(b.in.Cluster, b.in.TenantID)
 	az := arohcp.NewAzure()
-	if b.required(pathTenant, b.in.TenantID) {
-		az.TenantID(b.in.TenantID)
+	if b.required(pathTenant, id.TenantID) {
+		az.TenantID(id.TenantID)
 	}
 	subscription := ""
 	if rid != nil {
@@ -411,10 +412,10 @@ func (b *builder) azure(cp *api.ClusterCustomerProperties, sp api.ClusterService
 		if rid.ResourceGroup == "" {
 			b.fail(pathResourceID, "%s names no resource group", rid)
 		}
-		az.SubscriptionID(strings.ToLower(rid.SubscriptionID)).ResourceGroupName(strings.ToLower(rid.ResourceGroup))
+		az.SubscriptionID(id.SubscriptionID).ResourceGroupName(id.ResourceGroupName)
 	}
-	if name := b.in.Cluster.Properties.Name; name != "" {
-		az.ResourceName(strings.ToLower(name))
+	if b.in.Cluster.Properties.Name != "" {
+		az.ResourceName(id.ResourceName)
 	}
 
 	pl := cp.Platform
@@ -425,7 +426,7 @@ func (b *builder) azure(cp *api.ClusterCustomerProperties, sp api.ClusterService
 		if rid != nil && strings.EqualFold(pl.ManagedResourceGroup, rid.ResourceGroup) {
 			b.fail(pathMRG, "%q is the cluster's own resource group; Cluster Service needs one of its own", pl.ManagedResourceGroup)
 		}
-		az.ManagedResourceGroupName(pl.ManagedResourceGroup)
+		az.ManagedResourceGroupName(id.ManagedResourceGroupName)
 	}
 	if b.required(pathSubnet, pl.SubnetID) {
 		b.armID(pathSubnet, pl.SubnetID, armTypeSubnet, subscription)
@@ -448,6 +449,26 @@ func (b *builder) azure(cp *api.ClusterCustomerProperties, sp api.ClusterService
 		az.EtcdEncryption(etcd)
 	}
 	return az
+}
+
+// Identity is how Cluster Service knows the cluster, as ARO-HCP's create sends it and
+// searches for it: subscription and resource group from its resource ID and the resource
+// name from properties.name (the resource ID's when that is missing), all lowercased; the
+// tenant and the managed resource group as stored. Build sends exactly this in azure.*,
+// and ClusterServiceCreate's adoption search matches on it, so the two cannot drift.
+func Identity(c *api.Cluster, tenant string) clusterservice.AzureIdentity {
+	id := clusterservice.AzureIdentity{TenantID: tenant, ResourceName: strings.ToLower(c.Properties.Name)}
+	if rid, err := c.ParsedResourceID(); err == nil {
+		id.SubscriptionID = strings.ToLower(rid.SubscriptionID)
+		id.ResourceGroupName = strings.ToLower(rid.ResourceGroup)
+		if id.ResourceName == "" {
+			id.ResourceName = strings.ToLower(rid.Name())
+		}
+	}
+	if cp := c.Properties.CustomerProperties; cp != nil && cp.Platform != nil {
+		id.ManagedResourceGroupName = cp.Platform.ManagedResourceGroup
+	}
+	return id
 }
 
 // armID checks that value is an ARM resource ID of type typ (compared

@@ -42,23 +42,6 @@ func cachedServiceProviderCluster(spcs *informers.Lister[api.ServiceProviderClus
 	return spc, err
 }
 
-// azureIdentity is how Cluster Service knows the cluster, as ARO-HCP's create sends it
-// and searches for it: subscription, resource group and name from its resource ID,
-// lowercased; the tenant (from its subscription) and the managed resource group as
-// stored.
-func azureIdentity(c *api.Cluster, rid *api.ResourceID, tenant string) clusterservice.AzureIdentity {
-	id := clusterservice.AzureIdentity{
-		SubscriptionID:    strings.ToLower(rid.SubscriptionID),
-		ResourceGroupName: strings.ToLower(rid.ResourceGroup),
-		ResourceName:      strings.ToLower(rid.Name()),
-		TenantID:          tenant,
-	}
-	if cp := c.Properties.CustomerProperties; cp != nil && cp.Platform != nil {
-		id.ManagedResourceGroupName = cp.Platform.ManagedResourceGroup
-	}
-	return id
-}
-
 // DefaultConflictRequeue is how soon a controller whose write lost an etag race (412)
 // looks at the key again. The change feed normally brings the newer version well before
 // (a poll is 1 s by default), the key is reconciled from it at once, and the requeue then

@@ -121,7 +121,7 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 		return r.wait(ctx, key, reason, "waiting for the subscription's tenant (Subscription properties.properties.tenantId) before creating the cluster in Cluster Service",
 			"subscription", api.SubscriptionResourceID(rid.SubscriptionID).String())
 	}
-	identity := azureIdentity(cluster, rid, tenant)
+	identity := clusterbody.Identity(cluster, tenant)
 	if identity.ManagedResourceGroupName == "" {
 		return r.wait(ctx, key, WaitManagedResourceGroup, "waiting for the cluster's managed resource group (customerProperties.platform.managedResourceGroup) before creating it in Cluster Service")
 	}
