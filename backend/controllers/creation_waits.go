@@ -34,17 +34,15 @@ var creationWaitReasons = []string{WaitDesiredVersion, WaitSubscription, WaitSub
 // reason. A cluster leaves it when a reconcile gets past the wait, or finds nothing left
 // to create.
 type CreationWaits struct {
-	mu     sync.Mutex
-	byKey  map[string]string
-	gauge  *prometheus.GaugeVec
-	counts map[string]float64
+	mu    sync.Mutex
+	byKey map[string]string
+	gauge *prometheus.GaugeVec
 }
 
 // NewCreationWaits registers the waiting-clusters gauge on reg, every reason at zero.
 func NewCreationWaits(reg prometheus.Registerer) (*CreationWaits, error) {
 	w := &CreationWaits{
-		byKey:  map[string]string{},
-		counts: map[string]float64{},
+		byKey: map[string]string{},
 		gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "backend_cluster_service_create_waiting_clusters",
 			Help: "Clusters placed or ready to place that ClusterServiceCreate cannot create in Cluster Service yet, by reason: " +
@@ -92,6 +90,5 @@ func (w *CreationWaits) Reason(key string) string {
 }
 
 func (w *CreationWaits) add(reason string, delta float64) {
-	w.counts[reason] += delta
-	w.gauge.WithLabelValues(reason).Set(w.counts[reason])
+	w.gauge.WithLabelValues(reason).Add(delta)
 }
