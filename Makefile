@@ -64,35 +64,26 @@ check: lint
 		$$($(GO) list ./... ./tools/... | grep -vxF $(CHECK_EXCLUDE:%=-e %)) | $(GO) run ./tools/testsummary -conformance memory
 
 # Every `func FuzzX(f *testing.F)` in the repository, found afresh on each run, is fuzzed
-# for FUZZTIME. Go fuzzes one target per invocation, so each package's fuzzing test binary
-# is built once (`go test -c -fuzz`) and run once per target from the package's directory,
-# with the corpus cache `go test -fuzz` itself uses: one link per package instead of one
-# per target, which is most of the cost of a cold run. Each worker minimizes every new
-# input it finds for at most FUZZMINIMIZETIME; at Go's default of 60s, a run of a few
-# seconds does little but minimize. The corpus grows in the Go build cache (`go env
-# GOCACHE`, under fuzz/), not here; only a failing input is written into the repository,
-# to the package's testdata/fuzz/<FuzzX>/, to be kept as a regression test.
+# for FUZZTIME, one `go test` per target (Go fuzzes one target per invocation). Each worker
+# minimizes every new input it finds for at most FUZZMINIMIZETIME; at Go's default of 60s,
+# a run of a few seconds does little but minimize. The corpus grows in the Go build cache
+# (`go env GOCACHE`, under fuzz/), not here; only a failing input is written into the
+# repository, to the package's testdata/fuzz/<FuzzX>/, to be kept as a regression test.
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a target
 # with a bare "context deadline exceeded" when the time runs out while a worker is busy
 # (go.dev/issue/75804, fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 300x
 FUZZMINIMIZETIME ?= 100x
-FUZZBIN := $(CURDIR)/_output/fuzz
 
 ## fuzz: every fuzz target briefly; `make fuzz FUZZTIME=100000x` fuzzes each for longer.
 fuzz:
-	@set -o pipefail; mkdir -p $(FUZZBIN); fuzzcache=$$($(GO) env GOCACHE)/fuzz; \
+	@set -o pipefail; \
 	grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=testdata --exclude-dir=node_modules --exclude-dir=_output \
-		'^func Fuzz' . | xargs -n1 dirname | sort -u | while read -r dir; do \
-		names=$$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)([A-Za-z0-9_]* \*testing\.F).*/\1/p' "$$dir"/*_test.go); \
-		[ -n "$$names" ] || continue; \
-		pkg=$$($(GO) list "$$dir") || exit 1; bin=$(FUZZBIN)/$$(echo "$$pkg" | tr / _).test; \
-		echo "fuzz: building $$dir"; \
-		$(GO) test -c -race -fuzz=. -o "$$bin" "$$dir" || exit 1; \
-		for name in $$names; do \
+		'^func Fuzz' . | sort | while read -r file; do \
+		dir=$$(dirname "$$file"); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)([A-Za-z0-9_]* \*testing\.F).*/\1/p' "$$file"); do \
 			echo "fuzz: $$dir $$name for $(FUZZTIME)"; \
-			(cd "$$dir" && "$$bin" -test.run='^$$' -test.fuzz="^$$name\$$" -test.fuzztime $(FUZZTIME) \
-				-test.fuzzminimizetime $(FUZZMINIMIZETIME) -test.fuzzcachedir "$$fuzzcache/$$pkg") || exit 1; \
+			$(GO) test -race -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$$dir" || exit 1; \
 		done; \
 	done
 
