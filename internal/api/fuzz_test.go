@@ -26,6 +26,7 @@ func FuzzDecode(f *testing.F) {
 		checkFixedPoint[api.ManagementClusterSchedulingProperties](t, data)
 		checkFixedPoint[api.ServiceProviderClusterProperties](t, data)
 		checkFixedPoint[api.ClusterProperties](t, data)
+		checkFixedPoint[api.HCPResourceRequirementsProperties](t, data)
 	})
 }
 
