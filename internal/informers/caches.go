@@ -47,6 +47,13 @@ func (c Caches) Stamps() *Informer[api.StampProperties] {
 	return Register[api.StampProperties](c.f, api.FleetContainer, api.StampResourceType, nil)
 }
 
+// HCPResourceRequirements is the informer of ARO-HCP's per-HCP averages (Fleet container):
+// phase-2 placement takes per-HCP costs from its "default" singleton. It needs no index,
+// there being one document per sizing tier at most.
+func (c Caches) HCPResourceRequirements() *Informer[api.HCPResourceRequirementsProperties] {
+	return Register[api.HCPResourceRequirementsProperties](c.f, api.FleetContainer, api.HCPResourceRequirementsResourceType, nil)
+}
+
 // Registered returns every informer registered so far, for tests that watch them all
 // (for in-place mutations, say).
 func (c Caches) Registered() []cache.SharedIndexInformer {
