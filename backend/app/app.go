@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/backend/controllers"
 	clustermetrics "github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -61,7 +63,16 @@ func New(cfg Config) (process.App, error) {
 		return process.App{}, fmt.Errorf("creation-wait metrics: %w", err)
 	}
 	caches := informers.NewCaches(factory)
-	if err := cfg.Registerer.Register(clustermetrics.NewCollector(caches, cfg.Placement, nil)); err != nil {
+	cfgPlacement := cfg.Placement
+	if len(cfgPlacement.Resources) == 0 {
+		cfgPlacement = placement.DefaultConfig()
+	}
+	// One snapshot of the MCs for placement and the metrics: they count alike.
+	snapshot, err := candidates.New(caches, cfgPlacement)
+	if err != nil {
+		return process.App{}, fmt.Errorf("placement: %w", err)
+	}
+	if err := cfg.Registerer.Register(clustermetrics.NewCollector(caches, snapshot, nil)); err != nil {
 		return process.App{}, fmt.Errorf("cluster metrics: %w", err)
 	}
 	env := controllers.Env{
@@ -69,7 +80,8 @@ func New(cfg Config) (process.App, error) {
 		Resources:        cfg.Store.Container(api.ResourcesContainer),
 		Fleet:            cfg.Store.Container(api.FleetContainer),
 		ClusterService:   cfg.ClusterService,
-		Placement:        cfg.Placement,
+		Snapshot:         snapshot,
+		Waiting:          candidates.NewWaitingRoom(snapshot, time.Now),
 		PlacementMetrics: placementMetrics,
 		CreationWaits:    creationWaits,
 	}

@@ -1,67 +1,291 @@
-// Package candidates reads the placement engine's input from the backend's caches: every
-// management cluster (MC) with its scheduling document, and which clusters are
-// single-replica. The PlacementController decides from it, and the metrics count
-// capacity and headroom from the same input, so that both see what the engine sees.
+// Package candidates keeps the placement engine's input ready from the backend's caches:
+// every management cluster (MC) parsed with its scheduling document (placement.MC),
+// rebuilt only when one of the documents it was parsed from changes. The
+// PlacementController decides from it, and the metrics count capacity and headroom from
+// the same MCs, so that both see what the engine sees. Its WaitingRoom wakes the
+// clusters that fit nowhere when an MC changes so that they now could.
 package candidates
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
-// Source is the caches the engine's input is read from; FromCaches makes one.
-type Source struct {
-	managementClusters *informers.Lister[api.ManagementClusterProperties]
-	schedulings        *informers.Lister[api.ManagementClusterSchedulingProperties]
-	clusters           *informers.Lister[api.ClusterProperties]
+// Snapshot is every cached MC parsed for the engine. An MC is parsed again (and only
+// then) when its MC or scheduling document changes in the cache, including through this
+// process's own writes (Assume), when a cluster it lists as not ready or reserved comes
+// into or goes out of the cache or changes kind, or, for every MC, when the
+// HCPResourceRequirements document changes the cost model.
+type Snapshot struct {
+	cfg          placement.Config
+	mcs          *informers.Lister[api.ManagementClusterProperties]
+	schedulings  *informers.Lister[api.ManagementClusterSchedulingProperties]
+	clusters     *informers.Lister[api.ClusterProperties]
+	requirements *informers.Lister[api.HCPResourceRequirementsProperties]
+
+	mu    sync.Mutex
+	model *placement.Model
+	// entries are the parsed MCs by MC key.
+	entries map[string]*entry
+	// listedBy maps a cluster key to the keys of the MCs whose entry lists it.
+	listedBy map[string]map[string]bool
+	// changed says that entries changed since view was published.
+	changed bool
+	// listeners hear of every MC parsed again (the WaitingRoom).
+	listeners []func(old, updated *placement.MC)
+
+	view atomic.Pointer[View]
 }
 
-// FromCaches reads the MC, scheduling-document and cluster caches of c, registering
-// them if nothing has yet; call it before c's factory starts.
-func FromCaches(c informers.Caches) Source {
-	return Source{
-		managementClusters: c.ManagementClusters().Lister(),
-		schedulings:        c.ManagementClusterSchedulings().Lister(),
-		clusters:           c.Clusters().Lister(),
+// entry is one parsed MC and the listed clusters its costs were counted with.
+type entry struct {
+	mc *placement.MC
+	// listed maps the key of each cluster the MC lists to its kind when it was parsed;
+	// known says whether the cache had it.
+	listed map[string]listedCluster
+}
+
+type listedCluster struct {
+	cluster placement.Cluster
+	known   bool
+}
+
+// View is one consistent state of the snapshot: a model and every MC parsed with it, in
+// key order. It is never changed once published; read it only.
+type View struct {
+	Model *placement.Model
+	MCs   []*placement.MC
+}
+
+// New keeps a snapshot of c's MCs for cfg, which must be valid. It registers event
+// handlers on c's caches: call it before c's factory starts.
+func New(c informers.Caches, cfg placement.Config) (*Snapshot, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	s := &Snapshot{
+		cfg:          cfg,
+		mcs:          c.ManagementClusters().Lister(),
+		schedulings:  c.ManagementClusterSchedulings().Lister(),
+		clusters:     c.Clusters().Lister(),
+		requirements: c.HCPResourceRequirements().Lister(),
+		entries:      map[string]*entry{},
+		listedBy:     map[string]map[string]bool{},
+	}
+	s.model = placement.NewModel(cfg, nil)
+	s.view.Store(&View{Model: s.model})
+
+	mcKey := func(obj any) string {
+		if d, ok := informers.DocumentOf[api.ManagementClusterProperties](obj); ok {
+			return informers.KeyOf(d.ResourceID)
+		}
+		return ""
+	}
+	schedulingMC := func(obj any) string {
+		if d, ok := informers.DocumentOf[api.ManagementClusterSchedulingProperties](obj); ok {
+			return managementClusterOf(d.ResourceID)
+		}
+		return ""
+	}
+	for _, h := range []struct {
+		inf interface {
+			AddEventHandler(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+		}
+		handler cache.ResourceEventHandler
+	}{
+		{c.ManagementClusters(), keyHandler(mcKey, s.refresh)},
+		{c.ManagementClusterSchedulings(), keyHandler(schedulingMC, s.refresh)},
+		{c.Clusters(), clusterHandler(s.clusterChanged)},
+		{c.HCPResourceRequirements(), keyHandler(func(any) string { return "all" }, func(string) { s.remodel() })},
+	} {
+		if _, err := h.inf.AddEventHandler(h.handler); err != nil {
+			return nil, fmt.Errorf("watching the caches for placement's snapshot: %w", err)
+		}
+	}
+	c.ManagementClusters().OnAssume(s.refresh)
+	c.ManagementClusterSchedulings().OnAssume(func(key string) { s.refresh(managementClusterOf(key)) })
+	return s, nil
 }
 
-// Snapshot pairs every cached MC with its cached scheduling document (nil when the cache
-// has none), in the lister's order. The documents are the cache's own: read them, or
-// DeepCopy before a change.
-func (s Source) Snapshot() []placement.Candidate {
-	mcs := s.managementClusters.List()
-	out := make([]placement.Candidate, 0, len(mcs))
-	for _, mc := range mcs {
-		cand := placement.Candidate{ManagementCluster: mc}
-		if rid, err := mc.ParsedResourceID(); err == nil {
-			if sched, err := s.schedulings.Get(api.SchedulingResourceID(rid).String()); err == nil {
-				cand.Scheduling = sched
+// managementClusterOf is the MC key of a scheduling document's resource ID.
+func managementClusterOf(schedulingID string) string {
+	rid, err := api.ParseResourceID(schedulingID)
+	if err != nil {
+		return ""
+	}
+	if mc, ok := rid.Ancestor(api.ManagementClusterResourceType); ok {
+		return mc.Key()
+	}
+	return ""
+}
+
+// Current is the snapshot as it stands: the model and every cached MC parsed with it.
+// It costs nothing when no MC changed since the last call, one copy of the MC pointers
+// when some did.
+func (s *Snapshot) Current() *View {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed {
+		keys := make([]string, 0, len(s.entries))
+		for k := range s.entries {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		mcs := make([]*placement.MC, len(keys))
+		for i, k := range keys {
+			mcs[i] = s.entries[k].mc
+		}
+		s.view.Store(&View{Model: s.model, MCs: mcs})
+		s.changed = false
+	}
+	return s.view.Load()
+}
+
+// Listen calls f, under the snapshot's lock, with each MC parsed again: old is nil for a
+// new MC, updated nil for one gone. f must be quick and must not call the snapshot.
+func (s *Snapshot) Listen(f func(old, updated *placement.MC)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listeners = append(s.listeners, f)
+}
+
+// refresh parses the MC of key again from the caches.
+func (s *Snapshot) refresh(key string) {
+	if key == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked(key)
+}
+
+func (s *Snapshot) refreshLocked(key string) {
+	old := s.entries[key]
+	var oldMC *placement.MC
+	if old != nil {
+		oldMC = old.mc
+		for id := range old.listed {
+			if set := s.listedBy[id]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(s.listedBy, id)
+				}
 			}
 		}
-		out = append(out, cand)
 	}
-	return out
-}
-
-// SingleReplicaLookup tells the engine, from the cluster cache as it is when asked,
-// which reserved or not-ready clusters are single-replica. A cluster the cache lacks is
-// unknown, and the engine charges it as an HA one.
-func (s Source) SingleReplicaLookup() placement.SingleReplicaLookup {
-	clusters := s.clusters
-	return func(id string) (bool, bool) {
-		c, err := clusters.Get(id)
-		if err != nil {
-			return false, false
+	mc, err := s.mcs.Get(key)
+	if err != nil {
+		// Gone from the cache (or never there): nothing to place on.
+		if old != nil {
+			delete(s.entries, key)
+			s.changed = true
+			s.tell(oldMC, nil)
 		}
-		return SingleReplica(c), true
+		return
+	}
+	var sched *api.ManagementClusterScheduling
+	if rid, err := mc.ParsedResourceID(); err == nil {
+		if d, err := s.schedulings.Get(api.SchedulingResourceID(rid).String()); err == nil {
+			sched = d
+		}
+	}
+	e := &entry{listed: map[string]listedCluster{}}
+	e.mc = s.model.NewMC(mc, sched, func(id string) (placement.Cluster, bool) {
+		c, known := s.lookup(id)
+		e.listed[informers.KeyOf(id)] = listedCluster{cluster: c, known: known}
+		return c, known
+	})
+	for id := range e.listed {
+		if s.listedBy[id] == nil {
+			s.listedBy[id] = map[string]bool{}
+		}
+		s.listedBy[id][key] = true
+	}
+	s.entries[key] = e
+	s.changed = true
+	s.tell(oldMC, e.mc)
+}
+
+func (s *Snapshot) tell(old, updated *placement.MC) {
+	for _, f := range s.listeners {
+		f(old, updated)
 	}
 }
 
-// SingleReplica says whether the cluster asks for a single-replica control plane, which
-// costs less of the counted resources than an HA one.
-func SingleReplica(c *api.Cluster) bool {
-	f := c.Properties.ServiceProvider().ExperimentalFeatures
-	return f != nil && f.SingleReplica == api.SingleReplica
+// lookup is the kind of a listed cluster, from the cluster cache.
+func (s *Snapshot) lookup(id string) (placement.Cluster, bool) {
+	c, err := s.clusters.Get(id)
+	if err != nil {
+		return placement.Cluster{ResourceID: id}, false
+	}
+	return placement.ClusterOf(id, c), true
+}
+
+// clusterChanged parses again the MCs that list the cluster, when what they charged for
+// it is no longer right: it came into or went out of the cache, or its kind changed.
+func (s *Snapshot) clusterChanged(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mcs := s.listedBy[key]
+	if len(mcs) == 0 {
+		return
+	}
+	now, known := s.lookup(key)
+	for mcKey := range mcs {
+		was := s.entries[mcKey].listed[key]
+		if was.known != known || (known && kindChanged(was.cluster, now)) {
+			s.refreshLocked(mcKey)
+		}
+	}
+}
+
+func kindChanged(a, b placement.Cluster) bool {
+	return a.Swift != b.Swift || a.SingleReplica != b.SingleReplica
+}
+
+// remodel resolves the cost model again from the HCPResourceRequirements document and,
+// when it changed, parses every MC again.
+func (s *Snapshot) remodel() {
+	if s.cfg.CostSource != placement.CostSourceRequirements {
+		return
+	}
+	doc, err := s.requirements.Get(api.HCPResourceRequirementsDefaultID)
+	if err != nil {
+		doc = nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.model = placement.NewModel(s.cfg, doc)
+	for key := range s.entries {
+		s.refreshLocked(key)
+	}
+	s.changed = true
+}
+
+// keyHandler calls f with key(obj) on every add, update and delete.
+func keyHandler(key func(obj any) string, f func(key string)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { f(key(obj)) },
+		UpdateFunc: func(_, obj any) { f(key(obj)) },
+		DeleteFunc: func(obj any) { f(key(obj)) },
+	}
+}
+
+// clusterHandler calls f with the cluster's key on every add, update and delete.
+func clusterHandler(f func(key string)) cache.ResourceEventHandler {
+	return keyHandler(func(obj any) string {
+		if d, ok := informers.DocumentOf[api.ClusterProperties](obj); ok {
+			return strings.ToLower(d.ResourceID)
+		}
+		return ""
+	}, f)
 }

@@ -15,13 +15,13 @@ package controllers
 import (
 	"time"
 
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/informers"
-	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // Defaults of every controller setting, defined once; the backend's flags take them
@@ -53,9 +53,11 @@ type Env struct {
 	// Fleet is the container of management clusters and their scheduling documents.
 	Fleet          database.Container
 	ClusterService clusterservice.Clusters
-	// Placement configures the placement engine (empty: its defaults);
-	// PlacementMetrics counts its outcomes (nil: counted on a private registry).
-	Placement        placement.Config
+	// Snapshot is the engine's parsed view of the MCs, shared with the metrics, and
+	// Waiting the clusters that fit nowhere, woken by its changes; PlacementMetrics
+	// counts placement's outcomes (nil: counted on a private registry).
+	Snapshot         *candidates.Snapshot
+	Waiting          *candidates.WaitingRoom
 	PlacementMetrics *PlacementMetrics
 	// CreationWaits counts the clusters ClusterServiceCreate waits on, by reason (nil:
 	// counted on a private registry).

@@ -361,7 +361,7 @@ func TestPlacementHappyPath(t *testing.T) {
 	roomy := controllertest.CreateManagementCluster(t, w.Fleet, "2", controllertest.RegisterShard(t, w.CSClient, 2))
 	controllertest.StoreScheduling(t, w.Fleet, full, 30, 28)
 	controllertest.StoreScheduling(t, w.Fleet, roomy, 30, 3)
-	require.NoError(t, w.Registry.Register(metrics.NewCollector(w.Caches, w.env.Placement, nil)))
+	require.NoError(t, w.Registry.Register(metrics.NewCollector(w.Caches, w.env.Snapshot, nil)))
 	w.storeSubscription(t, controllertest.Tenant)
 	w.run(t, Definitions())
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/backend/clusterbody"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
@@ -61,12 +62,15 @@ func newWorld(t *testing.T, opts ...controllertest.Option) *world {
 	require.NoError(t, err)
 	waits, err := NewCreationWaits(k.Registry)
 	require.NoError(t, err)
+	snapshot, err := candidates.New(k.Caches, placement.DefaultConfig())
+	require.NoError(t, err)
 	return &world{Kit: k, env: Env{
 		Caches:           k.Caches,
 		Resources:        k.Container(api.ResourcesContainer),
 		Fleet:            k.Container(api.FleetContainer),
 		ClusterService:   k.CSClient,
-		Placement:        placement.DefaultConfig(),
+		Snapshot:         snapshot,
+		Waiting:          candidates.NewWaitingRoom(snapshot, time.Now),
 		PlacementMetrics: m,
 		CreationWaits:    waits,
 	}}

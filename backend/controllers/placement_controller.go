@@ -28,8 +28,11 @@ const (
 	// on the same MC's scheduling document, where the etag decides (docs/placement.md).
 	DefaultPlacementWorkers = 20
 	// DefaultPlacementRequeueAfter is how soon a cluster that fits nowhere is evaluated
-	// again, so it is placed within this long of capacity appearing.
-	DefaultPlacementRequeueAfter = 30 * time.Second
+	// again when nothing woke it first. The WaitingRoom wakes it on every MC change that
+	// could make it fit (docs/placement.md, "Waiting for capacity"), so this is a safety
+	// net for what no event announces, such as a report dated in the future becoming
+	// believable as the clock catches up.
+	DefaultPlacementRequeueAfter = 2 * time.Minute
 	// DefaultPlacementConflictRequeue is how soon a placement that lost an etag race on
 	// a scheduling document decides again. Its own process's winning write is already in
 	// the cache (Assume); another writer's reaches it with the next change-feed poll.
@@ -50,8 +53,9 @@ var (
 
 var capacityConditionField = docwrite.ConditionField("properties.status.placement.conditions", placement.ConditionCapacityAvailable)
 
-// placementDefinition: cluster-keyed, woken by cluster and SPC events, and by events of
-// the MC a cluster's intent names.
+// placementDefinition: cluster-keyed, woken by cluster and SPC events, by events of
+// the MC a cluster's intent names, and by the WaitingRoom when an MC changes so that a
+// waiting cluster now fits there.
 func placementDefinition() controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       PlacementName,
@@ -64,19 +68,16 @@ func placementDefinition() controller.Definition[Env] {
 			intending := keysThroughIndex(e.Caches.ServiceProviderClusters().Lister(), informers.IndexByIntendedManagementCluster,
 				api.ManagementClusterResourceType, api.ClusterResourceType)
 			return append(clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters()),
-				controller.Trigger{Informer: e.Caches.ManagementClusters(), KeyFor: intending})
+				controller.Trigger{Informer: e.Caches.ManagementClusters(), KeyFor: intending},
+				controller.Trigger{Informer: e.Waiting, KeyFor: candidates.WakeupKeys})
 		},
 		New: newPlacement,
 	}
 }
 
 func newPlacement(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
-	cfg := e.Placement
-	if len(cfg.Resources) == 0 {
-		cfg = placement.DefaultConfig()
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	if e.Snapshot == nil || e.Waiting == nil {
+		return nil, errors.New("placement needs the candidates snapshot and its waiting room")
 	}
 	metrics := e.PlacementMetrics
 	if metrics == nil {
@@ -86,22 +87,20 @@ func newPlacement(e Env, s controller.Settings) (controller.ReconcileFunc, error
 		}
 		metrics = m
 	}
-	source := candidates.FromCaches(e.Caches)
 	p := &placementController{
-		clusters:      e.Caches.Clusters().Lister(),
-		spcs:          e.Caches.ServiceProviderClusters().Lister(),
-		mcs:           e.Caches.ManagementClusters().Lister(),
-		schedulings:   e.Caches.ManagementClusterSchedulings().Lister(),
-		candidates:    source,
-		singleReplica: source.SingleReplicaLookup(),
-		fleet:         e.Fleet,
-		spcWriter:     e.serviceProviderClusterWriter(),
-		reservations:  e.schedulingWriter(),
-		cs:            e.ClusterService,
-		cfg:           cfg,
-		metrics:       metrics,
-		requeueAfter:  s.RequeueAfter,
-		now:           e.now(),
+		clusters:     e.Caches.Clusters().Lister(),
+		spcs:         e.Caches.ServiceProviderClusters().Lister(),
+		mcs:          e.Caches.ManagementClusters().Lister(),
+		schedulings:  e.Caches.ManagementClusterSchedulings().Lister(),
+		snapshot:     e.Snapshot,
+		waiting:      e.Waiting,
+		fleet:        e.Fleet,
+		spcWriter:    e.serviceProviderClusterWriter(),
+		reservations: e.schedulingWriter(),
+		cs:           e.ClusterService,
+		metrics:      metrics,
+		requeueAfter: s.RequeueAfter,
+		now:          e.now(),
 	}
 	return p.reconcile, nil
 }
@@ -113,16 +112,16 @@ type placementController struct {
 	spcs        *informers.Lister[api.ServiceProviderClusterProperties]
 	mcs         *informers.Lister[api.ManagementClusterProperties]
 	schedulings *informers.Lister[api.ManagementClusterSchedulingProperties]
-	// candidates and singleReplica are the engine's view of the caches.
-	candidates    candidates.Source
-	singleReplica placement.SingleReplicaLookup
+	// snapshot is the engine's view of the caches; waiting holds the clusters that fit
+	// nowhere until an MC changes so that they fit.
+	snapshot *candidates.Snapshot
+	waiting  *candidates.WaitingRoom
 	// fleet is for the point reads that check a decision at apply time.
 	fleet        database.Container
 	spcWriter    docwrite.Writer[api.ServiceProviderClusterProperties]
 	reservations docwrite.Writer[api.ManagementClusterSchedulingProperties]
 	// cs is asked only before withdrawing a vanished MC's intent (placement_replacement.go).
 	cs           clusterservice.Clusters
-	cfg          placement.Config
 	metrics      *PlacementMetrics
 	requeueAfter time.Duration
 	now          func() time.Time
@@ -138,6 +137,8 @@ func terminal(c *api.Cluster) bool {
 }
 
 func (p *placementController) reconcile(ctx context.Context, key string) (controller.Result, error) {
+	// Whatever this pass finds, the cluster is not waiting any more unless it says so.
+	p.waiting.Leave(key)
 	cluster, rid, err := cachedCluster(p.clusters, key)
 	if err != nil || cluster == nil {
 		return controller.Result{}, err
@@ -162,10 +163,13 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	}
 	logger := controller.LoggerFrom(ctx)
 
-	snapshot := p.candidates.Snapshot()
+	want := placement.ClusterOf(rid.String(), cluster)
+	// In the room before the snapshot is read: an MC change after the read wakes the
+	// cluster, and one before it is in what the decision sees.
+	p.waiting.Wait(key, want)
 	start := time.Now()
-	decision := placement.Decide(placement.Cluster{ResourceID: rid.String(), SingleReplica: candidates.SingleReplica(cluster)},
-		snapshot, p.cfg, p.singleReplica, p.now())
+	view := p.snapshot.Current()
+	decision := view.Model.Decide(want, view.MCs, p.now())
 	p.metrics.decision.Observe(time.Since(start).Seconds())
 
 	if decision.Chosen == nil {
@@ -176,6 +180,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		}
 		return controller.Result{RequeueAfter: p.requeueAfter}, nil
 	}
+	p.waiting.Leave(key)
 
 	chosen := decision.Chosen
 	if decision.Reused {
@@ -190,7 +195,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		if !stands {
 			p.metrics.count(placement.OutcomeConflict)
 			logger.Info("the reservation the decision reused is gone from the stored scheduling document; deciding again",
-				"managementCluster", chosen.ManagementCluster.ResourceID)
+				"managementCluster", chosen.ID())
 			return controller.Result{RequeueAfter: DefaultPlacementConflictRequeue}, nil
 		}
 	} else {

@@ -57,11 +57,10 @@ const (
 
 // Collector is a prometheus.Collector over the backend's caches.
 type Collector struct {
-	clusters   *informers.Lister[api.ClusterProperties]
-	spcs       *informers.Lister[api.ServiceProviderClusterProperties]
-	candidates candidates.Source
-	cfg        placement.Config
-	now        func() time.Time
+	clusters *informers.Lister[api.ClusterProperties]
+	spcs     *informers.Lister[api.ServiceProviderClusterProperties]
+	snapshot *candidates.Snapshot
+	now      func() time.Time
 
 	info              *prometheus.Desc
 	created           *prometheus.Desc
@@ -73,22 +72,22 @@ type Collector struct {
 	usage             *prometheus.Desc
 	available         *prometheus.Desc
 	pending           *prometheus.Desc
+	costSource        *prometheus.Desc
 }
 
-// NewCollector reads the caches with the placement configuration the backend places
-// with, so that headroom and the capacity gauges count what the engine would count; now is the clock ages are
-// measured by (nil: time.Now). Call it before the caches start.
-func NewCollector(caches informers.Caches, cfg placement.Config, now func() time.Time) *Collector {
+// NewCollector reads the caches, and the MCs from the very snapshot placement decides
+// from, so that headroom and the capacity gauges count what the engine counts; now is
+// the clock ages are measured by (nil: time.Now). Call it before the caches start.
+func NewCollector(caches informers.Caches, snapshot *candidates.Snapshot, now func() time.Time) *Collector {
 	if now == nil {
 		now = time.Now
 	}
 	mc := []string{labelManagementClusterResource}
 	return &Collector{
-		clusters:   caches.Clusters().Lister(),
-		spcs:       caches.ServiceProviderClusters().Lister(),
-		candidates: candidates.FromCaches(caches),
-		cfg:        cfg,
-		now:        now,
+		clusters: caches.Clusters().Lister(),
+		spcs:     caches.ServiceProviderClusters().Lister(),
+		snapshot: snapshot,
+		now:      now,
 		info: prometheus.NewDesc(ClusterInfoName,
 			"One series per cluster in the backend's cache that is not being deleted: placement is placed (spec.managementClusterResourceID set, status unset or equal), unplaced (spec unset), unmappable (spec unset and its clusterServiceID does not resolve in Cluster Service: never placed) or mismatch (spec and status both set and different). IDs are lowercased.",
 			[]string{labelResourceID, labelSubscriptionID, labelManagementClusterResource, labelPlacement}, nil),
@@ -114,16 +113,19 @@ func NewCollector(caches informers.Caches, cfg placement.Config, now func() time
 			"What the management cluster last reported using of a counted resource (scheduling status.observedResources.usage), in units of the resource.",
 			[]string{labelManagementClusterResource, labelResource}, nil),
 		available: prometheus.NewDesc(AvailableCapacityName,
-			"What a management cluster has left of a counted resource for new HCPs: scale ceiling minus usage minus not-ready HCPs and reservations (can be negative).",
+			"What a management cluster has left of a counted resource for new HCPs: scale ceiling minus the larger of usage and requests, minus the cost of each not-ready HCP and reservation (can be negative).",
 			[]string{labelManagementClusterResource, labelResource}, nil),
 		pending: prometheus.NewDesc(PendingReservationsName,
 			"Reservations (pendingAssignedClusters) a management cluster holds for placed HCPs it has not reported yet.",
 			mc, nil),
+		costSource: prometheus.NewDesc(CostSourceName,
+			"Where placement's per-HCP costs come from: 1 for the source in use (flags or hcpresourcerequirements), with the reason the HCPResourceRequirements document was not used when the configuration asked for it (fallback_reason, empty otherwise).",
+			[]string{"source", "fallback_reason"}, nil),
 	}
 }
 
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.info, c.created, c.placed, c.headroom, c.reportAge, c.oldestReservation, c.ceiling, c.usage, c.available, c.pending} {
+	for _, d := range []*prometheus.Desc{c.info, c.created, c.placed, c.headroom, c.reportAge, c.oldestReservation, c.ceiling, c.usage, c.available, c.pending, c.costSource} {
 		ch <- d
 	}
 }
@@ -131,12 +133,12 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	c.collectClusters(ch)
-	// One snapshot and one lookup per scrape, shared by every MC-level metric.
-	cands := c.candidates.Snapshot()
-	lookup := c.candidates.SingleReplicaLookup()
-	c.collectHeadroom(ch, cands, lookup, now)
-	c.collectManagementClusters(ch, cands, now)
-	c.collectCapacity(ch, cands, lookup)
+	// One view per scrape, shared by every MC-level metric.
+	view := c.snapshot.Current()
+	c.collectHeadroom(ch, view, now)
+	c.collectManagementClusters(ch, view, now)
+	c.collectCapacity(ch, view)
+	c.collectCostSource(ch, view)
 }
 
 func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
@@ -188,30 +190,37 @@ func placementState(intended, observed string) string {
 	}
 }
 
-// collectHeadroom asks the engine to place a hypothetical HA cluster: every MC it
-// rejects only for capacity, or accepts, is eligible, and contributes as many HA HCPs as
-// its scarcest counted resource allows.
-func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, cands []placement.Candidate, lookup placement.SingleReplicaLookup, now time.Time) {
-	d := placement.Decide(placement.Cluster{}, cands, c.cfg, lookup, now)
+// headroomCluster is the hypothetical cluster headroom is counted in: a SWIFT HA one,
+// the costliest kind.
+var headroomCluster = placement.Cluster{Swift: true}
+
+// collectHeadroom asks the engine to place a hypothetical SWIFT HA cluster: every MC it
+// rejects only for capacity, or accepts, is eligible, and contributes as many such HCPs
+// as its scarcest counted resource allows.
+func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, view *candidates.View, now time.Time) {
+	d := view.Model.Decide(headroomCluster, view.MCs, now)
+	cost := view.Model.Cost(headroomCluster)
 	var total int64
 	for _, v := range d.Verdicts {
 		if v.Reason != "" && v.Reason != placement.ReasonInsufficientCapacity {
 			continue
 		}
-		total += fits(v.Available, c.cfg.Resources)
+		if available, ok := v.MC.Available(); ok {
+			total += fits(available, cost)
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.headroom, prometheus.GaugeValue, float64(total))
 }
 
-// fits is how many HA HCPs the available milli-units hold, never negative.
-func fits(available map[string]int64, resources []placement.ResourceCost) int64 {
+// fits is how many HCPs of the given cost the available milli-units hold, never
+// negative.
+func fits(available, cost []int64) int64 {
 	n := int64(-1)
-	for _, r := range resources {
-		cost := r.HA.MilliValue()
-		if cost <= 0 {
+	for i, need := range cost {
+		if need <= 0 {
 			continue
 		}
-		k := max(available[r.Name]/cost, 0)
+		k := max(available[i]/need, 0)
 		if n < 0 || k < n {
 			n = k
 		}
@@ -219,22 +228,22 @@ func fits(available map[string]int64, resources []placement.ResourceCost) int64 
 	return max(n, 0)
 }
 
-func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, cands []placement.Candidate, now time.Time) {
-	for _, cand := range cands {
-		if cand.Scheduling == nil || cand.Scheduling.Properties.Status == nil {
+func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, view *candidates.View, now time.Time) {
+	for _, mc := range view.MCs {
+		if mc.Scheduling == nil || mc.Scheduling.Properties.Status == nil {
 			continue
 		}
-		st := cand.Scheduling.Properties.Status
-		id := strings.ToLower(cand.ManagementCluster.ResourceID)
+		st := mc.Scheduling.Properties.Status
+		id := strings.ToLower(mc.ID())
 		if or := st.ObservedResources; or != nil && !or.LastReportedAt.IsZero() {
 			ch <- prometheus.MustNewConstMetric(c.reportAge, prometheus.GaugeValue, reportAge(or.LastReportedAt, now), id)
 		}
-		for _, r := range c.cfg.Resources {
+		for _, name := range view.Model.Resources() {
 			if st.ScaleCeiling != nil {
-				c.quantity(ch, c.ceiling, st.ScaleCeiling.Capacity, r.Name, id)
+				c.quantity(ch, c.ceiling, st.ScaleCeiling.Capacity, name, id)
 			}
 			if st.ObservedResources != nil {
-				c.quantity(ch, c.usage, st.ObservedResources.Usage, r.Name, id)
+				c.quantity(ch, c.usage, st.ObservedResources.Usage, name, id)
 			}
 		}
 		if oldest, ok := c.oldestReservedAt(st.PendingAssignedClusters); ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
@@ -104,7 +105,9 @@ func scrape(t *testing.T, store database.Store) *prometheus.Registry {
 	require.NoError(t, err)
 	caches := informers.NewCaches(f)
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.NewCollector(caches, placement.DefaultConfig(), func() time.Time { return now }))
+	snapshot, err := candidates.New(caches, placement.DefaultConfig())
+	require.NoError(t, err)
+	reg.MustRegister(metrics.NewCollector(caches, snapshot, func() time.Time { return now }))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f.Start(ctx)

@@ -22,6 +22,8 @@ const assumeTTL = time.Minute
 type assumed struct {
 	mu      sync.Mutex
 	objects map[string]assumedObject
+	// hooks are told the key of every document assumed (OnAssume).
+	hooks []func(key string)
 }
 
 type assumedObject struct {
@@ -117,6 +119,22 @@ func (i *Informer[P]) Assume(doc *api.Document[P]) {
 		return
 	}
 	i.overlay.add(rid.Key(), newObject(doc, rid))
+	i.overlay.mu.Lock()
+	hooks := i.overlay.hooks
+	i.overlay.mu.Unlock()
+	for _, h := range hooks {
+		h(rid.Key())
+	}
+}
+
+// OnAssume calls f with the key of every document Assumed from now on, after the
+// listers see it. Event handlers hear of such a write only when the change feed brings
+// it; whoever keeps state derived from the listers (backend/candidates) needs to hear at
+// once, or it would decide from the version before the process's own write.
+func (i *Informer[P]) OnAssume(f func(key string)) {
+	i.overlay.mu.Lock()
+	defer i.overlay.mu.Unlock()
+	i.overlay.hooks = append(i.overlay.hooks, f)
 }
 
 // overlaid merges the overlay into a set of cached objects: newer assumed versions

@@ -1,54 +1,76 @@
 package placement
 
-import (
-	"hash/fnv"
-	"math"
-	"sort"
-	"strings"
-)
+import "math"
 
 // choose picks among feasible MCs and returns the index of the chosen one, or -1: every
-// MC within tolerance of the best score is a contender, and the cluster's rendezvous
-// hash over them picks one. The choice is deterministic for a cluster and a cache
+// MC within the weigher's tolerance of the best score is a contender, and the cluster's
+// rendezvous hash over them picks one. The choice is deterministic for a cluster and a
 // snapshot, yet different clusters deciding from the same snapshot spread over the
 // contenders instead of all taking the best MC and losing the etag race to each other.
-// With no tolerance, the best score wins and ties go to the lowest lowercased resource
-// ID.
-func choose(cluster Cluster, candidates []Candidate, verdicts []Verdict, tolerance float64) int {
+// With no tolerance, the best score wins; ties go to the MC with fewer pending
+// reservations, then to the lowest lowercased resource ID. key is the cluster's
+// lowercased resource ID.
+func (m *Model) choose(key string, verdicts []Verdict) int {
+	tolerance := m.cfg.Tolerance
+	if m.cfg.Weigher == WeigherDominant {
+		tolerance = m.cfg.DominantTolerance
+	}
 	best := math.Inf(-1)
-	for _, v := range verdicts {
-		if v.Reason == "" && v.Score > best {
+	for i := range verdicts {
+		if v := &verdicts[i]; v.Reason == "" && v.Score > best {
 			best = v.Score
 		}
 	}
-	var contenders []int
-	for i, v := range verdicts {
-		if v.Reason == "" && v.Score >= best-tolerance {
-			contenders = append(contenders, i)
-		}
-	}
-	if len(contenders) == 0 {
-		return -1
-	}
-	sort.Slice(contenders, func(a, b int) bool { return lowerID(candidates[contenders[a]]) < lowerID(candidates[contenders[b]]) })
+	chosen := -1
 	if tolerance == 0 {
-		return contenders[0]
+		for i := range verdicts {
+			v := &verdicts[i]
+			if v.Reason != "" || v.Score < best {
+				continue
+			}
+			if chosen < 0 || before(v.MC, verdicts[chosen].MC) {
+				chosen = i
+			}
+		}
+		return chosen
 	}
-	chosen, top := -1, uint64(0)
-	for _, i := range contenders {
-		if h := rendezvous(cluster.ResourceID, lowerID(candidates[i])); chosen < 0 || h > top {
+	seed := fnvString(fnvOffset, key)
+	seed = (seed ^ 0) * fnvPrime
+	var top uint64
+	for i := range verdicts {
+		v := &verdicts[i]
+		if v.Reason != "" || v.Score < best-tolerance {
+			continue
+		}
+		// Rendezvous hashing: each cluster ranks the contenders its own way, by a hash of
+		// its ID and theirs.
+		h := fnvString(seed, v.MC.key)
+		if chosen < 0 || h > top || (h == top && v.MC.key < verdicts[chosen].MC.key) {
 			chosen, top = i, h
 		}
 	}
 	return chosen
 }
 
-// rendezvous is the cluster's weight for one MC; the contender of highest weight wins
-// (rendezvous hashing), so each cluster ranks the contenders its own way.
-func rendezvous(clusterID, mcID string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(strings.ToLower(clusterID)))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(mcID))
-	return h.Sum64()
+// before orders two equally scored MCs: fewer reservations first, then the lower ID.
+func before(a, b *MC) bool {
+	if len(a.pending) != len(b.pending) {
+		return len(a.pending) < len(b.pending)
+	}
+	return a.key < b.key
+}
+
+// FNV-1a, 64 bits, written out so that hashing a cluster against a thousand contenders
+// allocates nothing and hashes the cluster's ID once.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
 }

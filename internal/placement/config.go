@@ -7,6 +7,8 @@ package placement
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -36,6 +38,24 @@ const (
 	// placement with 20 workers on 50 MCs, at 12 about 0.2. The price is an imbalance of
 	// at most 12 swift NICs, four HA clusters, between MCs.
 	DefaultTolerance = 12.0
+	// DefaultDominantTolerance is the dominant weigher's tolerance, in percentage points
+	// of the dominant resource's ceiling: MCs whose dominant share, after placing the
+	// cluster, is within this of the best share placements by hash, for the same reason
+	// as DefaultTolerance. On a 96-NIC MC one HA HCP takes about 3 points of NICs, and
+	// an average HCP (HCPResourceRequirements) about 3 of a 128-core MC's CPU.
+	DefaultDominantTolerance = 5.0
+	// DefaultCostSource takes every per-HCP cost from the flags.
+	DefaultCostSource = CostSourceFlags
+)
+
+// Where per-HCP costs come from.
+const (
+	// CostSourceFlags: --placement-resource-costs, for every counted resource.
+	CostSourceFlags = "flags"
+	// CostSourceRequirements: ARO-HCP's HCPResourceRequirements document for every counted
+	// resource but swift NICs (whose cost follows the 0/1/3 rule), the flags when the
+	// document cannot be used (FallbackReason says why).
+	CostSourceRequirements = "hcpresourcerequirements"
 )
 
 // ClockSkewAllowance is how far in the future a capacity report's lastReportedAt may lie
@@ -61,9 +81,17 @@ const (
 	WeigherSpread = "spread"
 	// WeigherBinPack prefers the MC with the least left, filling MCs one by one.
 	WeigherBinPack = "binpack"
+	// WeigherDominant prefers the MC whose most used counted resource, as a share of its
+	// ceiling after placing, is the least used (dominant-resource ranking).
+	WeigherDominant = "dominant"
 )
 
-// ResourceCost is one resource placement counts, and what an HCP consumes of it.
+// Weighers lists every weigher, for flags and docs.
+var Weighers = []string{WeigherSpread, WeigherBinPack, WeigherDominant}
+
+// ResourceCost is one resource placement counts, and what an HCP consumes of it. For
+// swift NICs these are the costs of a SWIFT cluster; a cluster without VNet integration
+// costs none.
 type ResourceCost struct {
 	Name          string
 	HA            resource.Quantity
@@ -78,6 +106,10 @@ type Config struct {
 	Weigher           string
 	PendingMultiplier float64
 	Tolerance         float64
+	// DominantTolerance is Tolerance for the dominant weigher, in percentage points.
+	DominantTolerance float64
+	// CostSource is CostSourceFlags or CostSourceRequirements.
+	CostSource string
 }
 
 // DefaultConfig counts swift NICs only: 3 for an HA HCP, 1 for a single-replica one.
@@ -92,6 +124,8 @@ func DefaultConfig() Config {
 		Weigher:           DefaultWeigher,
 		PendingMultiplier: DefaultPendingMultiplier,
 		Tolerance:         DefaultTolerance,
+		DominantTolerance: DefaultDominantTolerance,
+		CostSource:        DefaultCostSource,
 	}
 }
 
@@ -110,11 +144,14 @@ func (c Config) Validate() error {
 			return fmt.Errorf("placement: costs of %s must be positive", r.Name)
 		}
 	}
-	if c.Weigher != WeigherSpread && c.Weigher != WeigherBinPack {
-		return fmt.Errorf("placement: unknown weigher %q (want %s or %s)", c.Weigher, WeigherSpread, WeigherBinPack)
+	if !slices.Contains(Weighers, c.Weigher) {
+		return fmt.Errorf("placement: unknown weigher %q (want one of %s)", c.Weigher, strings.Join(Weighers, ", "))
 	}
-	if c.MaxCapacityAge <= 0 || c.Tolerance < 0 || c.PendingMultiplier < 0 {
-		return fmt.Errorf("placement: capacity age must be positive; tolerance and pending multiplier must not be negative")
+	if c.CostSource != CostSourceFlags && c.CostSource != CostSourceRequirements {
+		return fmt.Errorf("placement: unknown cost source %q (want %s or %s)", c.CostSource, CostSourceFlags, CostSourceRequirements)
+	}
+	if c.MaxCapacityAge <= 0 || c.Tolerance < 0 || c.DominantTolerance < 0 || c.PendingMultiplier < 0 {
+		return fmt.Errorf("placement: capacity age must be positive; tolerances and pending multiplier must not be negative")
 	}
 	return nil
 }

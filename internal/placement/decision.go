@@ -44,25 +44,50 @@ var Outcomes = []Outcome{OutcomePlaced, OutcomeNoManagementClusters, OutcomeNoEl
 
 // Verdict is the engine's judgement of one MC.
 type Verdict struct {
-	// ManagementCluster is the MC's resource ID as stored.
-	ManagementCluster string
+	// MC is the MC judged.
+	MC *MC
 	// Reason is empty when the MC is feasible.
 	Reason Reason
-	// Detail explains the reason in a few words (which resource, how stale).
-	Detail string
-	// Available is what is left of each counted resource, in milli-units, before this
-	// cluster; set once the MC has scheduling data.
-	Available map[string]int64
 	// Score ranks feasible MCs; higher is better.
 	Score float64
+	// detail explains a static rejection; short is 1 + the index of the resource an MC
+	// that does not fit is short of (0: none), need what the cluster needs of it.
+	detail string
+	short  int
+	need   int64
+}
+
+// ManagementCluster is the MC's resource ID as stored.
+func (v Verdict) ManagementCluster() string { return v.MC.ID() }
+
+// Detail explains the reason in a few words (which resource, how stale).
+func (v Verdict) Detail() string {
+	if v.short > 0 {
+		return shortDetail(v.MC, v.short-1, v.need)
+	}
+	return v.detail
+}
+
+// Available is what the MC has left of the named counted resource, in milli-units,
+// before this cluster; ok is false when its capacity could not be counted.
+func (v Verdict) Available(resource string) (available int64, ok bool) {
+	if !v.MC.counted {
+		return 0, false
+	}
+	for i, name := range v.MC.model.names {
+		if name == resource {
+			return v.MC.available[i], true
+		}
+	}
+	return 0, false
 }
 
 // Decision is the engine's answer for one cluster.
 type Decision struct {
 	Outcome Outcome
-	// Chosen is the chosen MC, nil when none is; it points into the candidates Decide
-	// was given.
-	Chosen *Candidate
+	// Chosen is the chosen MC, nil when none is: the very MC the decision was given, so
+	// that the controller reserves on the scheduling document it was computed from.
+	Chosen *MC
 	// Reused is true when the cluster already holds a reservation on the chosen MC, so no
 	// new reservation is written.
 	Reused   bool

@@ -46,13 +46,14 @@ func TestDocsMatchCode(t *testing.T) {
 
 	// The details the page quotes for reports that are not believed are the engine's.
 	future := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
+	cpu := api.ResourceList{"cpu": "64"}
 	for _, s := range []mcSpec{
-		{stamp: "1", reportedAgo: now.Sub(future)},
-		{stamp: "1", rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}},
+		{stamp: "1", reportedAgo: now.Sub(future), extraCeiling: cpu},
+		{stamp: "1", extraCeiling: cpu, rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}},
 	} {
-		v := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(s), cfg, nil, now).Verdicts[0]
+		v := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(s), *withCPU(), nil, now).Verdicts[0]
 		require.Equal(t, placement.ReasonStaleCapacityData, v.Reason)
-		assert.Contains(t, doc, "`"+v.Detail+"`")
+		assert.Contains(t, doc, "`"+v.Detail()+"`")
 	}
 }
 

@@ -111,6 +111,19 @@ func candidate(s mcSpec) placement.Candidate {
 	return c
 }
 
+// nics is what the verdict's MC has left of swift NICs, in milli-units.
+func nics(v placement.Verdict) int64 {
+	n, _ := v.Available(api.SwiftNIC)
+	return n
+}
+
+// swift is a lookup that knows every cluster as SWIFT, single-replica when single says so.
+func swift(single func(id string) bool) placement.ClusterLookup {
+	return func(id string) (placement.Cluster, bool) {
+		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: single(id)}, true
+	}
+}
+
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -162,8 +175,8 @@ func TestFilters(t *testing.T) {
 		{"report from the future", mcSpec{reportedAgo: -2 * time.Minute}, placement.ReasonStaleCapacityData, "observedResources.lastReportedAt 2026-11-30T12:02:00Z is in the future"},
 		{"report just past the clock-skew allowance", mcSpec{reportedAgo: -time.Minute - time.Second}, placement.ReasonStaleCapacityData, "2026-11-30T12:01:01Z is in the future"},
 		{"report ahead by the clock-skew allowance", mcSpec{reportedAgo: -time.Minute}, "", ""},
-		{"usage without a counted resource while HCPs are reported ready", mcSpec{rawUsage: api.ResourceList{"cpu": "3"}, readyIDs: []string{otherCluster(1)}}, placement.ReasonStaleCapacityData, "observedResources.usage has no aro.openshift.io/swift-nic"},
-		{"usage without a counted resource while HCPs are reported not ready", mcSpec{rawUsage: api.ResourceList{}, notReadyIDs: []string{otherCluster(2)}}, placement.ReasonStaleCapacityData, "observedResources.usage has no aro.openshift.io/swift-nic"},
+		{"no swift NICs in usage while HCPs are reported ready: clusters without VNet integration take none", mcSpec{rawUsage: api.ResourceList{"cpu": "3"}, readyIDs: []string{otherCluster(1)}}, "", ""},
+		{"no swift NICs in usage while HCPs are reported not ready", mcSpec{rawUsage: api.ResourceList{}, notReadyIDs: []string{otherCluster(2)}}, "", ""},
 		{"no usage at all on an MC that reports no HCP, as the agent reports an empty MC", mcSpec{rawUsage: api.ResourceList{}, readyIDs: []string{""}}, "", ""},
 		{"an empty usage value is no quantity", mcSpec{rawUsage: api.ResourceList{api.SwiftNIC: ""}}, placement.ReasonNoSchedulingData, "unparsable quantity"},
 		{"a future report is judged before its usage", mcSpec{reportedAgo: -time.Hour, rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}}, placement.ReasonStaleCapacityData, "in the future"},
@@ -174,10 +187,10 @@ func TestFilters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.stamp = "1"
-			d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(tt.spec), exact(), nil, now)
+			d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(tt.spec), exact(), nil, now)
 			require.Len(t, d.Verdicts, 1)
 			assert.Equal(t, tt.wantReason, d.Verdicts[0].Reason)
-			assert.Contains(t, d.Verdicts[0].Detail, tt.wantDetail)
+			assert.Contains(t, d.Verdicts[0].Detail(), tt.wantDetail)
 			assert.Equal(t, tt.wantReason == "", d.Outcome == placement.OutcomePlaced)
 		})
 	}
@@ -185,9 +198,9 @@ func TestFilters(t *testing.T) {
 
 func TestCapacityArithmetic(t *testing.T) {
 	single := map[string]bool{strings.ToLower(otherCluster(1)): true}
-	lookup := func(id string) (bool, bool) {
+	lookup := func(id string) (placement.Cluster, bool) {
 		s, ok := single[strings.ToLower(id)]
-		return s, ok || strings.Contains(id, "other-2")
+		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: s}, ok || strings.Contains(id, "other-2")
 	}
 	tests := []struct {
 		name          string
@@ -200,7 +213,7 @@ func TestCapacityArithmetic(t *testing.T) {
 		{"a not-ready HA HCP costs 3", mcSpec{ceiling: "30", notReadyIDs: []string{otherCluster(2)}}, false, 27, true},
 		{"a single-replica one costs 1", mcSpec{ceiling: "30", pending: []string{otherCluster(1)}}, false, 29, true},
 		{"an unknown cluster costs as much as an HA one", mcSpec{ceiling: "30", pending: []string{otherCluster(9)}}, false, 27, true},
-		{"a cluster both not ready and reserved counts once", mcSpec{ceiling: "30", notReadyIDs: []string{otherCluster(2)}, pending: []string{strings.ToUpper(otherCluster(2))}}, false, 27, true},
+		{"a cluster both not ready and reserved is charged in each list, as upstream charges it", mcSpec{ceiling: "30", notReadyIDs: []string{otherCluster(2)}, pending: []string{strings.ToUpper(otherCluster(2))}}, false, 24, true},
 		{"empty entries reserve nothing", mcSpec{ceiling: "30", notReadyIDs: []string{""}, pending: []string{""}}, false, 30, true},
 		{"HA does not fit in 2", mcSpec{ceiling: "5", usage: "3"}, false, 2, false},
 		{"single replica fits in 1", mcSpec{ceiling: "4", usage: "3"}, true, 1, true},
@@ -209,8 +222,8 @@ func TestCapacityArithmetic(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.stamp = "1"
-			d := placement.Decide(placement.Cluster{ResourceID: clusterID, SingleReplica: tt.singleReplica}, candidates(tt.spec), exact(), lookup, now)
-			assert.Equal(t, tt.wantAvailable*1000, d.Verdicts[0].Available[api.SwiftNIC])
+			d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true, SingleReplica: tt.singleReplica}, candidates(tt.spec), exact(), lookup, now)
+			assert.Equal(t, tt.wantAvailable*1000, nics(d.Verdicts[0]))
 			assert.Equal(t, tt.wantFits, d.Outcome == placement.OutcomePlaced, d.Message())
 		})
 	}
@@ -223,9 +236,9 @@ func TestMoreResources(t *testing.T) {
 		{stamp: "1", ceiling: "100", extraCeiling: api.ResourceList{"cpu": "4"}, extraUsage: api.ResourceList{"cpu": "3500m"}},
 		{stamp: "2", ceiling: "10", extraCeiling: api.ResourceList{"cpu": "64"}, extraUsage: api.ResourceList{"cpu": "1"}},
 	}
-	d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(specs...), cfg, nil, now)
+	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(specs...), cfg, nil, now)
 	assert.Equal(t, placement.ReasonInsufficientCapacity, d.Verdicts[0].Reason, "cpu is short on stamp 1 though it has the most swift NICs")
-	assert.Contains(t, d.Verdicts[0].Detail, "cpu 500m available, 2 needed")
+	assert.Contains(t, d.Verdicts[0].Detail(), "cpu 500m available, 2 needed")
 	assert.Equal(t, "2", chosenStamp(t, d))
 }
 
@@ -253,7 +266,7 @@ func TestWeighers(t *testing.T) {
 			cfg.Weigher, cfg.PendingMultiplier = tt.weigher, tt.pending
 			s := append([]mcSpec(nil), specs...)
 			s[1].pending = tt.extra
-			d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(s...), cfg, nil, now)
+			d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(s...), cfg, nil, now)
 			assert.Equal(t, tt.want, chosenStamp(t, d))
 		})
 	}
@@ -261,7 +274,7 @@ func TestWeighers(t *testing.T) {
 
 func TestTiesGoToTheLowestResourceID(t *testing.T) {
 	specs := []mcSpec{{stamp: "C"}, {stamp: "a"}, {stamp: "B"}}
-	d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(specs...), exact(), nil, now)
+	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(specs...), exact(), nil, now)
 	assert.Equal(t, "a", chosenStamp(t, d))
 }
 
@@ -272,7 +285,7 @@ func TestToleranceSpreadsDeterministically(t *testing.T) {
 	cfg := placement.DefaultConfig()
 	counts := map[string]int{}
 	for i := range 200 {
-		cluster := placement.Cluster{ResourceID: otherCluster(i)}
+		cluster := placement.Cluster{ResourceID: otherCluster(i), Swift: true}
 		d := placement.Decide(cluster, candidates(specs...), cfg, nil, now)
 		again := placement.Decide(cluster, candidates(specs...), cfg, nil, now)
 		require.Equal(t, chosenStamp(t, d), chosenStamp(t, again), "same cluster, same snapshot, same choice")
@@ -289,13 +302,13 @@ func TestReservationIsReused(t *testing.T) {
 		{stamp: "1", ceiling: "30"},
 		{stamp: "2", ceiling: "6", usage: "3", pending: []string{strings.ToUpper(clusterID)}},
 	}
-	d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(specs...), exact(), nil, now)
+	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(specs...), exact(), nil, now)
 	assert.Equal(t, "2", chosenStamp(t, d), "the reservation left by a crash is reused even though stamp 1 has more room")
 	assert.True(t, d.Reused)
-	assert.Equal(t, int64(0), d.Verdicts[1].Available[api.SwiftNIC], "its own reservation is already counted")
+	assert.Equal(t, int64(0), nics(d.Verdicts[1]), "its own reservation is already counted")
 
 	specs[1].unschedulable = true
-	d = placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(specs...), exact(), nil, now)
+	d = placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(specs...), exact(), nil, now)
 	assert.Equal(t, "1", chosenStamp(t, d), "a reservation on an MC that is no longer eligible is not reused")
 	assert.False(t, d.Reused)
 }
@@ -316,7 +329,7 @@ func TestOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(tt.specs...), exact(), nil, now)
+			d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(tt.specs...), exact(), nil, now)
 			assert.Equal(t, tt.want, d.Outcome)
 			assert.Equal(t, tt.wantReason, d.Outcome.ConditionReason())
 		})
@@ -324,7 +337,7 @@ func TestOutcomes(t *testing.T) {
 }
 
 func TestMessageNamesEveryReasonWithinBounds(t *testing.T) {
-	d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(
+	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(
 		mcSpec{stamp: "1", usage: "29"}, mcSpec{stamp: "2", unschedulable: true}, mcSpec{stamp: "3", reportedAgo: time.Hour},
 	), exact(), nil, now)
 	assert.Equal(t, "0 of 3 management clusters fit: stamp 1: InsufficientCapacity (aro.openshift.io/swift-nic 1 available, 3 needed);"+
@@ -334,21 +347,22 @@ func TestMessageNamesEveryReasonWithinBounds(t *testing.T) {
 	for i := range 500 {
 		many = append(many, mcSpec{stamp: fmt.Sprint(i), unschedulable: true})
 	}
-	msg := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(many...), exact(), nil, now).Message()
+	msg := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(many...), exact(), nil, now).Message()
 	assert.LessOrEqual(t, len(msg), placement.MaxMessageLength)
 	assert.Regexp(t, `\.\.\. and \d+ more$`, msg)
 }
 
 // An absurd report's reason reaches the SPC condition message like every other reason.
 func TestMessageNamesTheFieldOfAnAbsurdReport(t *testing.T) {
-	d := placement.Decide(placement.Cluster{ResourceID: clusterID}, candidates(
-		mcSpec{stamp: "1", reportedAgo: -5 * time.Minute},
-		mcSpec{stamp: "2", rawUsage: api.ResourceList{"memory": "1Gi"}, readyIDs: []string{otherCluster(1)}},
-	), exact(), nil, now)
+	cpu := api.ResourceList{"cpu": "64"}
+	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(
+		mcSpec{stamp: "1", reportedAgo: -5 * time.Minute, extraCeiling: cpu, extraUsage: cpu},
+		mcSpec{stamp: "2", extraCeiling: cpu, rawUsage: api.ResourceList{"memory": "1Gi"}, readyIDs: []string{otherCluster(1)}},
+	), *withCPU(), nil, now)
 	assert.Equal(t, placement.OutcomeStaleData, d.Outcome)
 	assert.Equal(t, "0 of 2 management clusters fit:"+
 		" stamp 1: StaleCapacityData (observedResources.lastReportedAt 2026-11-30T12:05:00Z is in the future);"+
-		" stamp 2: StaleCapacityData (observedResources.usage has no aro.openshift.io/swift-nic)", d.Message())
+		" stamp 2: StaleCapacityData (observedResources.usage has no cpu)", d.Message())
 }
 
 func TestConfigValidation(t *testing.T) {
@@ -376,11 +390,16 @@ func BenchmarkDecide(b *testing.B) {
 			for i := range specs {
 				specs[i] = mcSpec{stamp: fmt.Sprint(i), ceiling: "300", usage: fmt.Sprint(i % 250), pending: []string{otherCluster(i)}, notReadyIDs: []string{otherCluster(i + n)}}
 			}
-			cs := candidates(specs...)
-			cfg := placement.DefaultConfig()
+			m := placement.NewModel(placement.DefaultConfig(), nil)
+			mcs := m.NewMCs(candidates(specs...), nil)
+			clusters := make([]placement.Cluster, 1024)
+			for i := range clusters {
+				clusters[i] = placement.Cluster{ResourceID: otherCluster(i), Swift: true}
+			}
+			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				d := placement.Decide(placement.Cluster{ResourceID: otherCluster(i)}, cs, cfg, nil, now)
+				d := m.Decide(clusters[i%len(clusters)], mcs, now)
 				if d.Chosen == nil {
 					b.Fatal("nothing chosen")
 				}
@@ -390,34 +409,39 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 func TestCapacityForMetrics(t *testing.T) {
-	c := candidate(mcSpec{stamp: "1", unschedulable: true, ceiling: "30", usage: "3", pending: []string{otherCluster(1), ""}, notReadyIDs: []string{otherCluster(2)}})
-	available, reservations, ok := placement.Capacity(c, placement.DefaultConfig(), nil)
+	m := placement.NewModel(placement.DefaultConfig(), nil)
+	mc := func(s mcSpec) *placement.MC {
+		c := candidate(s)
+		return m.NewMC(c.ManagementCluster, c.Scheduling, nil)
+	}
+	available, ok := mc(mcSpec{stamp: "1", unschedulable: true, ceiling: "30", usage: "3", pending: []string{otherCluster(1), ""}, notReadyIDs: []string{otherCluster(2)}}).Available()
 	require.True(t, ok, "capacity is reported even for an MC the filters reject")
-	assert.Equal(t, int64(21000), available[api.SwiftNIC])
-	assert.Equal(t, 1, reservations)
-	_, _, ok = placement.Capacity(candidate(mcSpec{stamp: "2", noScheduling: true}), placement.DefaultConfig(), nil)
+	assert.Equal(t, []int64{21000}, available)
+	assert.Equal(t, 1, mc(mcSpec{stamp: "1", pending: []string{otherCluster(1), ""}}).Reservations())
+	_, ok = mc(mcSpec{stamp: "2", noScheduling: true}).Available()
 	assert.False(t, ok)
-	_, _, ok = placement.Capacity(candidate(mcSpec{stamp: "3", rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}}), placement.DefaultConfig(), nil)
-	assert.False(t, ok, "usage that lacks a counted resource while HCPs run would overstate what is left")
-	available, _, ok = placement.Capacity(candidate(mcSpec{stamp: "4", rawUsage: api.ResourceList{}}), placement.DefaultConfig(), nil)
+	_, ok = placement.NewModel(*withCPU(), nil).NewMC(candidate(mcSpec{stamp: "3", extraCeiling: api.ResourceList{"cpu": "8"}, readyIDs: []string{otherCluster(1)}}).ManagementCluster,
+		candidate(mcSpec{stamp: "3", extraCeiling: api.ResourceList{"cpu": "8"}, readyIDs: []string{otherCluster(1)}}).Scheduling, nil).Available()
+	assert.False(t, ok, "a report without cpu while HCPs run would overstate what is left")
+	available, ok = mc(mcSpec{stamp: "4", rawUsage: api.ResourceList{}}).Available()
 	require.True(t, ok, "an MC that reports no HCP and no usage is empty")
-	assert.Equal(t, int64(30000), available[api.SwiftNIC])
+	assert.Equal(t, []int64{30000}, available)
 }
 
 // The decision hands back the chosen candidate itself, so that the controller reserves
 // on the very scheduling document the decision was computed from.
 func TestDecisionIsTheChosenCandidate(t *testing.T) {
-	cluster := placement.Cluster{ResourceID: clusterID}
+	cluster := placement.Cluster{ResourceID: clusterID, Swift: true}
 	cs := candidates(mcSpec{stamp: "1", usage: "20"}, mcSpec{stamp: "2"}, mcSpec{stamp: "3", usage: "30"})
 	d := placement.Decide(cluster, cs, exact(), nil, now)
 	require.NotNil(t, d.Chosen)
-	assert.Same(t, &cs[1], d.Chosen)
+	assert.Same(t, cs[1].ManagementCluster, d.Chosen.ManagementCluster)
 	assert.Same(t, cs[1].Scheduling, d.Chosen.Scheduling)
 
 	cs = candidates(mcSpec{stamp: "1"}, mcSpec{stamp: "2", pending: []string{clusterID}})
 	d = placement.Decide(cluster, cs, exact(), nil, now)
 	assert.True(t, d.Reused)
-	assert.Same(t, &cs[1], d.Chosen, "a reused reservation is on a candidate too")
+	assert.Same(t, cs[1].Scheduling, d.Chosen.Scheduling, "a reused reservation is on a candidate too")
 
 	assert.Nil(t, placement.Decide(cluster, candidates(mcSpec{stamp: "1", usage: "30"}), exact(), nil, now).Chosen)
 	assert.Nil(t, placement.Decide(cluster, nil, exact(), nil, now).Chosen)

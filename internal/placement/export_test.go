@@ -19,8 +19,16 @@ var (
 	FilterResourcesFit        Filter = resourcesFitFilter{}
 )
 
-// Check runs f alone on c, as Decide would when placing cluster.
-func Check(f Filter, cluster Cluster, c Candidate, cfg Config, lookup SingleReplicaLookup, now time.Time) (Reason, string) {
-	e := evaluation{cluster: cluster, cfg: cfg, lookup: lookup, now: now}
-	return f.check(&judgement{e: &e, candidate: c, status: schedulingStatus(c)})
+// Check runs f alone on c, as Decide would when placing cluster, and gives its reason and
+// detail.
+func Check(f Filter, cluster Cluster, c Candidate, cfg Config, lookup ClusterLookup, now time.Time) (Reason, string) {
+	m := NewModel(cfg, nil)
+	mc := m.NewMC(c.ManagementCluster, c.Scheduling, lookup)
+	key := lowerKey(cluster.ResourceID)
+	j := judgement{mc: mc, key: key, cost: m.Cost(cluster), hash: keyHash(key), now: now, nowNanos: now.UnixNano(), shortOf: -1}
+	reason, detail := f.check(&j)
+	if j.shortOf >= 0 {
+		detail = shortDetail(mc, j.shortOf, j.cost[j.shortOf])
+	}
+	return reason, detail
 }

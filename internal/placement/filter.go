@@ -1,13 +1,35 @@
 package placement
 
+import "time"
+
 // filter is one feasibility check, a small named type in the manner of a kube-scheduler
 // filter plugin. Each may assume that the filters before it passed the MC.
 type filter interface {
 	// Name is how docs/placement.md names the check.
 	Name() string
+	// static says the check reads only the MC's documents, not the cluster being placed
+	// nor the clock: NewMC runs it once per document version and every decision reuses
+	// its verdict.
+	static() bool
 	// check passes the MC (empty reason) or rejects it with a reason and a detail of a
-	// few words, which reach the SPC condition message.
+	// few words, which reach the SPC condition message. A static check sees a judgement
+	// with only mc set.
 	check(j *judgement) (Reason, string)
+}
+
+// judgement is one MC as a filter sees it during one decision.
+type judgement struct {
+	mc *MC
+	// key is the lowercased resource ID of the cluster being placed, cost what it costs.
+	key  string
+	cost []int64
+	// hash is keyHash(key), to find the cluster's reservation quickly.
+	hash uint64
+	now  time.Time
+	// nowNanos is now in Unix nanoseconds, for the freshness check.
+	nowNanos int64
+	// shortOf is set by ResourcesFit: the index of the resource that is short, else -1.
+	shortOf int
 }
 
 // filters run in this order, policy and health before data, data before capacity; the
@@ -21,3 +43,40 @@ var filters = []filter{
 	countableQuantitiesFilter{},
 	resourcesFitFilter{},
 }
+
+// dynamicFilters are the indices in filters of the checks that are not static.
+var dynamicFilters = func() []int {
+	var out []int
+	for i, f := range filters {
+		if !f.static() {
+			out = append(out, i)
+		}
+	}
+	return out
+}()
+
+// judge runs the filters over j.mc for one decision into v: the static ones' verdict
+// was recorded by NewMC, the others run now, in the filters' order.
+func (j *judgement) judge(v *Verdict) {
+	mc := j.mc
+	j.shortOf = -1
+	for _, i := range dynamicFilters {
+		if mc.rejectAt < i {
+			break
+		}
+		if reason, detail := filters[i].check(j); reason != "" {
+			v.Reason, v.detail = reason, detail
+			if j.shortOf >= 0 {
+				v.short, v.need = j.shortOf+1, j.cost[j.shortOf]
+			}
+			return
+		}
+	}
+	if mc.rejectAt < len(filters) {
+		v.Reason, v.detail = mc.reason, mc.detail
+	}
+}
+
+type staticFilter struct{}
+
+func (staticFilter) static() bool { return true }

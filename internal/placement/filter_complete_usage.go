@@ -2,38 +2,46 @@ package placement
 
 import "github.com/hcpsched/hcpsched/internal/api"
 
-// completeUsageFilter rejects a report whose usage lacks a counted resource, which
-// would count as nothing used and make a busy MC look empty.
-type completeUsageFilter struct{}
+// completeUsageFilter rejects a report that lacks a counted resource every hosted control
+// plane consumes, which would count as nothing used and make a busy MC look empty.
+type completeUsageFilter struct{ staticFilter }
 
 func (completeUsageFilter) Name() string { return "CompleteUsage" }
 
 func (completeUsageFilter) check(j *judgement) (Reason, string) {
-	if r, missing := missingUsage(j.status, j.e.cfg.Resources); missing {
+	if r := missingUsage(j.mc.status, j.mc.model); r != "" {
 		return ReasonStaleCapacityData, "observedResources.usage has no " + r
 	}
 	return "", ""
 }
 
-// missingUsage names the first counted resource that observedResources.usage lacks where
-// the absence cannot mean zero. The MC's agent sums its HCPs' pods, so on an MC running
-// no HCP it reports usage {}: absent is zero there, else a new MC could never be placed
-// on. An MC that reports HCPs, ready or not, and no usage of a counted resource has a
-// broken report. Capacity, for the metrics, applies the same rule.
-func missingUsage(st *api.SchedulingStatus, resources []ResourceCost) (string, bool) {
+// missingUsage names the first counted resource that the report lacks, in both usage and
+// requests, where the absence cannot mean zero. Swift NICs can be absent: the pods of a
+// control plane without VNet integration request none, so an MC running only such
+// clusters reports none, as ARO-HCP's placement reads it. Every other counted resource
+// (cpu, memory) is taken by every hosted control plane, so an MC that lists HCPs, ready
+// or not, and reports none of it has a broken report. On an MC that lists no HCP absent
+// is zero: the agent sums its HCPs' pods, and reports nothing for an empty MC. The
+// metrics apply the same rule (MC.Available).
+func missingUsage(st *api.SchedulingStatus, m *Model) string {
 	if !reportsHCPs(st) {
-		return "", false
+		return ""
 	}
-	var usage api.ResourceList
+	var usage, requests api.ResourceList
 	if st.ObservedResources != nil {
-		usage = st.ObservedResources.Usage
+		usage, requests = st.ObservedResources.Usage, st.ObservedResources.Requests
 	}
-	for _, r := range resources {
-		if _, ok := usage[r.Name]; !ok {
-			return r.Name, true
+	for i, name := range m.names {
+		if i == m.nic {
+			continue
+		}
+		_, inUsage := usage[name]
+		_, inRequests := requests[name]
+		if !inUsage && !inRequests {
+			return name
 		}
 	}
-	return "", false
+	return ""
 }
 
 // reportsHCPs says whether the MC's last mirrored report shows any hosted control plane.

@@ -1,39 +1,33 @@
 package placement
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/hcpsched/hcpsched/internal/api"
-)
-
 // freshCapacityDataFilter rejects an MC whose capacity data the fleet marks as not
 // current, or whose last report is missing, too old, or dated too far ahead to believe.
+// Its verdict changes with the clock, so it runs at every decision, on what NewMC read.
 type freshCapacityDataFilter struct{}
 
 func (freshCapacityDataFilter) Name() string { return "FreshCapacityData" }
+func (freshCapacityDataFilter) static() bool { return false }
 
 func (freshCapacityDataFilter) check(j *judgement) (Reason, string) {
-	st := j.status
-	for _, cond := range []string{api.SchedulingConditionCapacityDataCurrent, api.SchedulingConditionScalingDataCurrent} {
-		if !api.IsConditionTrue(st.Conditions, cond) {
-			return ReasonStaleCapacityData, cond + " is not True"
-		}
+	mc := j.mc
+	if mc.conditions != "" {
+		return ReasonStaleCapacityData, mc.conditions + " is not True"
 	}
-	reported := st.ObservedResources.LastReportedAt
-	if reported.IsZero() {
+	if mc.reportedAt.IsZero() {
 		return ReasonStaleCapacityData, "capacity never reported"
 	}
-	if ReportedInFuture(reported, j.e.now) {
+	// In Unix nanoseconds: a decision judges a thousand MCs, and time.Time arithmetic
+	// was a fifth of its cost. Same rule as ReportedInFuture.
+	if mc.reportedNanos-j.nowNanos > int64(ClockSkewAllowance) {
 		// Its age would read negative, so it would be fresh for ever. The time is in the
 		// message although the condition is rewritten when the message changes: the fleet
 		// does not mirror such reports, so it changes only when a foreign writer's does.
-		return ReasonStaleCapacityData, fmt.Sprintf("observedResources.lastReportedAt %s is in the future", reported.UTC().Format(time.RFC3339))
+		return ReasonStaleCapacityData, mc.futureDetail
 	}
-	if j.e.now.Sub(reported) > j.e.cfg.MaxCapacityAge {
+	if j.nowNanos-mc.reportedNanos > int64(mc.model.cfg.MaxCapacityAge) {
 		// No exact age: the message goes into the SPC condition, which is only rewritten
 		// when it changes.
-		return ReasonStaleCapacityData, fmt.Sprintf("capacity report older than %s", j.e.cfg.MaxCapacityAge)
+		return ReasonStaleCapacityData, mc.model.staleDetail
 	}
 	return "", ""
 }

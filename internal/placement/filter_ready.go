@@ -3,12 +3,12 @@ package placement
 import "github.com/hcpsched/hcpsched/internal/api"
 
 // readyFilter rejects an MC that is not Ready or has no Cluster Service provision shard.
-type readyFilter struct{}
+type readyFilter struct{ staticFilter }
 
 func (readyFilter) Name() string { return "Ready" }
 
 func (readyFilter) check(j *judgement) (Reason, string) {
-	st := j.candidate.ManagementCluster.Properties.Status
+	st := j.mc.ManagementCluster.Properties.Status
 	if st == nil || !api.IsConditionTrue(st.Conditions, api.ManagementClusterConditionReady) {
 		return ReasonNotReady, "Ready is not True"
 	}

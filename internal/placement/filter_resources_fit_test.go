@@ -9,7 +9,7 @@ import (
 )
 
 func TestResourcesFitFilter(t *testing.T) {
-	singleReplica := func(id string) (bool, bool) { return strings.Contains(id, "other-1"), true }
+	singleReplica := swift(func(id string) bool { return strings.Contains(id, "other-1") })
 	checkFilter(t, placement.FilterResourcesFit, []filterCase{
 		{name: "room to spare", spec: mcSpec{ceiling: "30", usage: "9"}},
 		{name: "exactly enough", spec: mcSpec{ceiling: "30", usage: "27"}},

@@ -4,12 +4,12 @@ import "github.com/hcpsched/hcpsched/internal/api"
 
 // schedulableFilter rejects a cordoned MC: one whose scheduling policy is not
 // Schedulable.
-type schedulableFilter struct{}
+type schedulableFilter struct{ staticFilter }
 
 func (schedulableFilter) Name() string { return "Schedulable" }
 
 func (schedulableFilter) check(j *judgement) (Reason, string) {
-	if spec := j.candidate.ManagementCluster.Properties.Spec; spec == nil || spec.SchedulingPolicy != api.Schedulable {
+	if spec := j.mc.ManagementCluster.Properties.Spec; spec == nil || spec.SchedulingPolicy != api.Schedulable {
 		return ReasonUnschedulable, "cordoned"
 	}
 	return "", ""

@@ -21,7 +21,7 @@ type filterCase struct {
 	singleReplica bool
 	// cfg is exact() unless set.
 	cfg        *placement.Config
-	lookup     placement.SingleReplicaLookup
+	lookup     placement.ClusterLookup
 	wantReason placement.Reason
 	wantDetail string
 }
@@ -42,7 +42,7 @@ func checkFilter(t *testing.T, f placement.Filter, cases []filterCase) {
 			if tt.cfg != nil {
 				cfg = *tt.cfg
 			}
-			reason, detail := placement.Check(f, placement.Cluster{ResourceID: clusterID, SingleReplica: tt.singleReplica}, c, cfg, tt.lookup, now)
+			reason, detail := placement.Check(f, placement.Cluster{ResourceID: clusterID, Swift: true, SingleReplica: tt.singleReplica}, c, cfg, tt.lookup, now)
 			assert.Equal(t, tt.wantReason, reason)
 			assert.Equal(t, tt.wantDetail, detail)
 		})

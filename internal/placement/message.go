@@ -17,14 +17,14 @@ func (d Decision) Message() string {
 		return "no management clusters are registered"
 	}
 	if d.Chosen != nil {
-		return "placed on " + shortName(d.Chosen.ManagementCluster.ResourceID)
+		return "placed on " + shortName(d.Chosen.ID())
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "0 of %d management clusters fit:", len(d.Verdicts))
 	for i, v := range d.Verdicts {
-		part := fmt.Sprintf(" %s: %s", shortName(v.ManagementCluster), v.Reason)
-		if v.Detail != "" {
-			part += " (" + v.Detail + ")"
+		part := fmt.Sprintf(" %s: %s", shortName(v.ManagementCluster()), v.Reason)
+		if detail := v.Detail(); detail != "" {
+			part += " (" + detail + ")"
 		}
 		if i < len(d.Verdicts)-1 {
 			part += ";"

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/backend/controllers"
 	"github.com/hcpsched/hcpsched/backend/metrics"
 	"github.com/hcpsched/hcpsched/internal/controller"
@@ -110,7 +111,9 @@ func registeredNames(t *testing.T) *recorder {
 	_, err = controllers.NewCreationWaits(rec)
 	require.NoError(t, err)
 	caches := informers.NewCaches(f)
-	rec.MustRegister(metrics.NewCollector(caches, placement.DefaultConfig(), nil))
+	snapshot, err := candidates.New(caches, placement.DefaultConfig())
+	require.NoError(t, err)
+	rec.MustRegister(metrics.NewCollector(caches, snapshot, nil))
 	return rec
 }
 

@@ -96,9 +96,9 @@ func commitments(s snapshot, cfg placement.Config) []commitment {
 			placed[strings.ToLower(eff)] = append(placed[strings.ToLower(eff)], key)
 		}
 	}
-	lookup := func(id string) (bool, bool) {
+	lookup := func(id string) (placement.Cluster, bool) {
 		c, ok := s.clusters[strings.ToLower(id)]
-		return c.singleReplica, ok && c.known
+		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: c.singleReplica}, ok && c.known
 	}
 	var out []commitment
 	for _, mc := range s.mcs {
@@ -140,9 +140,9 @@ func commitments(s snapshot, cfg placement.Config) []commitment {
 			NotReadyResourceIDs:     on,
 			PendingAssignedClusters: live,
 		}
-		available, _, ok := placement.Capacity(placement.Candidate{Scheduling: &api.ManagementClusterScheduling{
+		available, ok := placement.NewModel(cfg, nil).NewMC(&api.ManagementCluster{ResourceID: mc.id}, &api.ManagementClusterScheduling{
 			Properties: api.ManagementClusterSchedulingProperties{Status: st},
-		}}, cfg, lookup)
+		}, lookup).Available()
 		if !ok {
 			if _, err := placement.ParseQuantity(mc.ceiling[cfg.Resources[0].Name]); err != nil {
 				// An unparsable ceiling is NoSchedulingData to placement: nothing goes there.
@@ -163,7 +163,7 @@ func commitments(s snapshot, cfg placement.Config) []commitment {
 		}) {
 			details = append(details, fmt.Sprintf("%s (%s)", path.Base(key), how[key]))
 		}
-		for _, r := range cfg.Resources {
+		for i, r := range cfg.Resources {
 			q, present := mc.ceiling[r.Name]
 			if !present {
 				continue
@@ -174,7 +174,7 @@ func commitments(s snapshot, cfg placement.Config) []commitment {
 			}
 			out = append(out, commitment{
 				mc: mc.id, resource: r.Name,
-				ceiling: ceiling.MilliValue(), committed: ceiling.MilliValue() - available[r.Name],
+				ceiling: ceiling.MilliValue(), committed: ceiling.MilliValue() - available[i],
 				clusters: details,
 			})
 		}

@@ -92,9 +92,9 @@ func (s *session) checkEndState(ctx context.Context, in endInputs, cfg placement
 	once := Invariant{Name: "every placed cluster is in Cluster Service once; a waiting or failed one is not in it at all"}
 	statusIsSpec := Invariant{Name: "status equals spec, except the injected pin violation, which backend_cluster_info reports as a mismatch"}
 	waiting := Invariant{Name: "every cluster that cannot fit waits with CapacityAvailable=False, reason InsufficientCapacity, and placement finds room for none of them"}
-	lookup := func(id string) (bool, bool) {
+	lookup := func(id string) (placement.Cluster, bool) {
 		c, ok := snap.clusters[strings.ToLower(id)]
-		return c.singleReplica, ok && c.known
+		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: c.singleReplica}, ok && c.known
 	}
 	for _, key := range created {
 		c := snap.clusters[key]
@@ -127,7 +127,7 @@ func (s *session) checkEndState(ctx context.Context, in endInputs, cfg placement
 			case cond.Status != api.ConditionFalse || cond.Reason != placement.ConditionReasonInsufficientCapacity:
 				waiting.Violations = append(waiting.Violations, fmt.Sprintf("%s waits with CapacityAvailable %s, reason %s: %s", key, cond.Status, cond.Reason, cond.Message))
 			}
-			d := placement.Decide(placement.Cluster{ResourceID: key, SingleReplica: c.singleReplica}, candidates, cfg, lookup, time.Now())
+			d := placement.Decide(placement.Cluster{ResourceID: key, Swift: true, SingleReplica: c.singleReplica}, candidates, cfg, lookup, time.Now())
 			if d.Outcome != placement.OutcomeCapacityExhausted {
 				waiting.Violations = append(waiting.Violations, fmt.Sprintf("%s waits, but placement's outcome for it now is %s: %s", key, d.Outcome, d.Message()))
 			}

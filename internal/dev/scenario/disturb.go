@@ -314,9 +314,9 @@ func (p resolution) String() string {
 // placement itself, given what the view holds, finding no MC with room for it.
 func resolve(s snapshot, created []string, candidates []placement.Candidate, cfg placement.Config, now time.Time) resolution {
 	var p resolution
-	lookup := func(id string) (bool, bool) {
+	lookup := func(id string) (placement.Cluster, bool) {
 		c, ok := s.clusters[strings.ToLower(id)]
-		return c.singleReplica, ok && c.known
+		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: c.singleReplica}, ok && c.known
 	}
 	unresolved := func(key, why string) {
 		p.unresolved++
@@ -340,7 +340,7 @@ func resolve(s snapshot, created []string, candidates []placement.Candidate, cfg
 		case c.capacity.Status != api.ConditionFalse || c.capacity.Reason != placement.ConditionReasonInsufficientCapacity:
 			unresolved(key, fmt.Sprintf("CapacityAvailable %s, %s", c.capacity.Status, c.capacity.Reason))
 		default:
-			d := placement.Decide(placement.Cluster{ResourceID: key, SingleReplica: c.singleReplica}, candidates, cfg, lookup, now)
+			d := placement.Decide(placement.Cluster{ResourceID: key, Swift: true, SingleReplica: c.singleReplica}, candidates, cfg, lookup, now)
 			if d.Outcome == placement.OutcomePlaced {
 				unresolved(key, "waits although stamp "+path.Base(path.Dir(path.Dir(d.Chosen.ManagementCluster.ResourceID)))+" has room")
 				continue

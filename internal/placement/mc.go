@@ -1,0 +1,175 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hcpsched/hcpsched/internal/api"
+)
+
+// Candidate is one MC as the caches hold it. Scheduling is nil when the MC has no
+// scheduling document yet.
+type Candidate struct {
+	ManagementCluster *api.ManagementCluster
+	Scheduling        *api.ManagementClusterScheduling
+}
+
+// MC is one management cluster parsed for decisions: its documents, what its documents
+// alone say of it (the static filters' verdict), and what it has left of each counted
+// resource before any new cluster. It is built once per version of its documents
+// (NewMC) and then read by every decision, the metrics and the headroom gauge, so that a
+// decision is a loop over ready-made numbers. An MC is immutable once built.
+type MC struct {
+	// ManagementCluster and Scheduling are the documents it was built from, the caches'
+	// own: read them, or DeepCopy before a change. Scheduling is nil when the MC has no
+	// scheduling document.
+	ManagementCluster *api.ManagementCluster
+	Scheduling        *api.ManagementClusterScheduling
+
+	model *Model
+	// key is the lowercased resource ID: ties, hashes and reservations compare by it.
+	key    string
+	status *api.SchedulingStatus
+
+	// rejectAt is the index in filters of the first static filter that rejects the MC,
+	// len(filters) when none does; reason and detail are what it said.
+	rejectAt int
+	reason   Reason
+	detail   string
+
+	// conditions names the first scheduling condition that is not True, "" when both are.
+	conditions string
+	reportedAt time.Time
+	// reportedNanos is reportedAt in Unix nanoseconds.
+	reportedNanos int64
+	// futureDetail is the detail of a report dated beyond the clock-skew allowance.
+	futureDetail string
+
+	// counted is false when a quantity of a counted resource could not be counted; then
+	// countErr says which, and ceiling and available are unset.
+	counted   bool
+	countErr  string
+	ceiling   []int64
+	available []int64
+	// pending are the MC's reservations, lowercased, empty entries left out, and
+	// pendingHashes their keyHash.
+	pending       []string
+	pendingHashes []uint64
+}
+
+// NewMC parses an MC's documents for m's decisions. lookup finds the clusters the MC
+// lists as not ready or reserved, whose cost is held on the MC; it is called now, not at
+// decision time, so an MC must be rebuilt when a cluster it lists changes.
+func (m *Model) NewMC(mc *api.ManagementCluster, sched *api.ManagementClusterScheduling, lookup ClusterLookup) *MC {
+	out := &MC{ManagementCluster: mc, Scheduling: sched, model: m, key: strings.ToLower(mc.ResourceID)}
+	if sched != nil {
+		out.status = sched.Properties.Status
+	}
+	if st := out.status; st != nil {
+		for _, id := range st.PendingAssignedClusters {
+			if id != "" {
+				key := strings.ToLower(id)
+				out.pending = append(out.pending, key)
+				out.pendingHashes = append(out.pendingHashes, keyHash(key))
+			}
+		}
+		for _, cond := range []string{api.SchedulingConditionCapacityDataCurrent, api.SchedulingConditionScalingDataCurrent} {
+			if !api.IsConditionTrue(st.Conditions, cond) {
+				out.conditions = cond
+				break
+			}
+		}
+		if st.ObservedResources != nil {
+			out.reportedAt = st.ObservedResources.LastReportedAt
+			out.reportedNanos = out.reportedAt.UnixNano()
+			out.futureDetail = fmt.Sprintf("observedResources.lastReportedAt %s is in the future", out.reportedAt.UTC().Format(time.RFC3339))
+		}
+		out.count(lookup)
+	}
+	out.rejectAt = len(filters)
+	for i, f := range filters {
+		if !f.static() {
+			continue
+		}
+		if reason, detail := f.check(&judgement{mc: out}); reason != "" {
+			out.rejectAt, out.reason, out.detail = i, reason, detail
+			break
+		}
+	}
+	return out
+}
+
+// count works out what the MC has left of each counted resource, as ARO-HCP's placement
+// does: the scale ceiling, less the larger of what the MC's hosted control planes use
+// and request, less the cost of every cluster listed as not ready or reserved
+// (docs/placement.md, "Counting capacity").
+func (mc *MC) count(lookup ClusterLookup) {
+	st, m := mc.status, mc.model
+	n := len(m.names)
+	ceiling, available := make([]int64, n), make([]int64, n)
+	var usage, requests, ceilings api.ResourceList
+	if st.ObservedResources != nil {
+		usage, requests = st.ObservedResources.Usage, st.ObservedResources.Requests
+	}
+	if st.ScaleCeiling != nil {
+		ceilings = st.ScaleCeiling.Capacity
+	}
+	for i, name := range m.names {
+		c, err1 := quantityOf(ceilings, name)
+		u, err2 := quantityOf(usage, name)
+		r, err3 := quantityOf(requests, name)
+		if err1 != nil || err2 != nil || err3 != nil {
+			mc.countErr = "unparsable quantity for " + name
+			return
+		}
+		ceiling[i], available[i] = c, c-max(u, r)
+	}
+	// Each entry is charged, as upstream charges it: a cluster both not ready and reserved
+	// is charged twice, but the fleet drops a reservation in the very write that reports
+	// its cluster, so the two lists do not overlap for long.
+	for _, ids := range [][]string{st.NotReadyResourceIDs, st.PendingAssignedClusters} {
+		for _, id := range ids {
+			if id == "" {
+				continue
+			}
+			for i, cost := range m.costOf(id, lookup) {
+				available[i] -= cost
+			}
+		}
+	}
+	mc.counted, mc.ceiling, mc.available = true, ceiling, available
+}
+
+// ID is the MC's resource ID as stored.
+func (mc *MC) ID() string { return mc.ManagementCluster.ResourceID }
+
+// Available is what the MC has left of each counted resource before any new cluster, in
+// milli-units, in the order of Model.Resources (the slice is the MC's, read it only),
+// whatever the filters say of it; the metrics export it. ok is false when the MC has no
+// scheduling data or a quantity that cannot be counted, or its usage lacks a resource
+// that would then count as unused.
+func (mc *MC) Available() (available []int64, ok bool) {
+	if mc.status == nil || !mc.counted || missingUsage(mc.status, mc.model) != "" {
+		return nil, false
+	}
+	return mc.available, true
+}
+
+// Reservations is how many reservations (pendingAssignedClusters entries) the MC holds.
+func (mc *MC) Reservations() int { return len(mc.pending) }
+
+// holds says whether the MC holds a reservation for the cluster of lowercased ID key,
+// whose keyHash is hash: comparing hashes first spares comparing a hundred bytes per
+// reservation per MC at every decision.
+func (mc *MC) holds(key string, hash uint64) bool {
+	for i, h := range mc.pendingHashes {
+		if h == hash && mc.pending[i] == key {
+			return true
+		}
+	}
+	return false
+}
+
+// keyHash hashes a lowercased resource ID.
+func keyHash(key string) uint64 { return fnvString(fnvOffset, key) }
