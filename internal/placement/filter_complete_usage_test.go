@@ -18,8 +18,10 @@ func TestCompleteUsageFilter(t *testing.T) {
 		{name: "no cpu while HCPs are not ready", spec: mcSpec{extraCeiling: cpuCeiling, rawUsage: api.ResourceList{}, notReadyIDs: []string{otherCluster(2)}}, cfg: withCPU(),
 			wantReason: placement.ReasonStaleCapacityData, wantDetail: missing},
 		{name: "cpu requested but not yet used counts: requests are in the report", cfg: withCPU(),
-			spec:   mcSpec{extraCeiling: cpuCeiling, readyIDs: []string{otherCluster(1)}},
-			mutate: func(c *placement.Candidate) { c.Scheduling.Properties.Status.ObservedResources.Requests = api.ResourceList{"cpu": "2"} }},
+			spec: mcSpec{extraCeiling: cpuCeiling, readyIDs: []string{otherCluster(1)}},
+			mutate: func(c *placement.Candidate) {
+				c.Scheduling.Properties.Status.ObservedResources.Requests = api.ResourceList{"cpu": "2"}
+			}},
 		{name: "no usage at all on an MC that reports no HCP, as the agent reports an empty MC", spec: mcSpec{rawUsage: api.ResourceList{}}},
 		{name: "empty entries are no HCP", spec: mcSpec{rawUsage: api.ResourceList{}, readyIDs: []string{""}, notReadyIDs: []string{""}}},
 		{name: "reservations are not reported HCPs", spec: mcSpec{rawUsage: api.ResourceList{}, pending: []string{otherCluster(3)}}},
