@@ -56,6 +56,11 @@ type csCreateSetup struct {
 var csCreateSetups = map[string]csCreateSetup{
 	// As the current frontend writes a new cluster: only the pending ID is missing.
 	"constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json": {edits: []controllertest.Edit{csCreatePending}, desired: "4.20.8"},
+	// A SWIFT cluster (with a vnet-integration subnet) as the frontend writes it, given
+	// the identity URL the frontend takes from the create's header and the pending ID.
+	"constructed/hcpcluster-accepted-fresh-swift-vnetintegrationsubnet.json": {edits: []controllertest.Edit{
+		controllertest.Set("properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL", frontend.IdentityURL), csCreatePending,
+	}, desired: "4.20.8"},
 	// Already in the pre-create state: no change.
 	"constructed/hcpcluster-accepted-pending-clusterserviceid.json": {desired: "4.20.8"},
 	// Created long ago under clusters_mgmt: its clusterServiceID removed, a pending ID set.

@@ -38,6 +38,7 @@ func parseFlags(args []string, stderr io.Writer) (localregion.Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.SingleReplicaEvery, "single-replica-every", o.SingleReplicaEvery, "Make every Nth cluster single-replica; 0 for none")
+	fs.IntVar(&o.NonSwiftEvery, "non-swift-every", o.NonSwiftEvery, "Make every Nth cluster non-SWIFT (no vnet-integration subnet, no swift NIC); 0 for none")
 	fs.DurationVar(&o.CreateInterval, "create-interval", o.CreateInterval, "Time between two cluster creations")
 	fs.BoolVar(&o.ExitWhenSettled, "exit-when-settled", o.ExitWhenSettled, "Exit 0 once every cluster is placed, created in Cluster Service and observed and no reservation remains; non-zero after --timeout")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "Worker nodes of every management cluster but the tight one")

@@ -23,6 +23,11 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, 6, o.Clusters)
 	assert.Equal(t, time.Minute, o.Timeout)
 
+	o, err = parseFlags([]string{"--non-swift-every", "3", "--single-replica-every", "0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 3, o.NonSwiftEvery)
+	assert.Equal(t, 0, o.SingleReplicaEvery)
+
 	o, err = parseFlags([]string{"--desired-version", "4.19", "--desired-version-latency", "2s"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "4.19", o.DesiredVersion)

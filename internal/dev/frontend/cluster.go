@@ -1,7 +1,8 @@
 // Package frontend writes documents the way ARO-HCP's frontend does on an ARM PUT: a
-// cluster from the fixture of a freshly accepted one, and its Subscription from a stored
-// one. The local region, the scenario runner and the controller tests create their data
-// through it, so that nothing hcpsched reads exists only in hcpsched's own test data.
+// cluster from the fixture of a freshly accepted one, SWIFT (with a vnet-integration
+// subnet) or not, and its Subscription from a stored one. The local region, the scenario
+// runner and the controller tests create their data through it, so that nothing hcpsched
+// reads exists only in hcpsched's own test data.
 package frontend
 
 import (
@@ -14,16 +15,31 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
-// clusterFixture is the document ARO-HCP's frontend writes on a PUT: accepted, no Cluster
-// Service ID yet. Every new cluster starts from it.
-const clusterFixture = "constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json"
+// template is a stored cluster document every new cluster of one kind starts from, with
+// the identity it carries, which ClusterOfKindAt replaces.
+type template struct {
+	fixture                                         string
+	subscription, group, name, managedResourceGroup string
+}
 
-// The fixture's identity, replaced in every generated document.
-const (
-	fixtureSubscription = "4fa75980-6637-4157-9726-84d878a62e83"
-	fixtureGroup        = "shrillEffectiveness"
-	fixtureName         = "lavishUnhappiness"
-	fixtureMRG          = "uprightPairing"
+var (
+	// nonSwift is the document ARO-HCP's frontend writes on a PUT without a
+	// vnet-integration subnet, which API 2024-06-10-preview leaves optional: accepted,
+	// no Cluster Service ID yet.
+	nonSwift = template{
+		fixture:      "constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json",
+		subscription: "4fa75980-6637-4157-9726-84d878a62e83", group: "shrillEffectiveness",
+		name: "lavishUnhappiness", managedResourceGroup: "uprightPairing",
+	}
+	// swift is the same document with
+	// customerProperties.platform.vnetIntegrationSubnetId, which the 2025-12-23-preview
+	// API requires and the frontend stores as given: a subnet of the cluster subnet's
+	// VNet, in the cluster's subscription (see the fixtures' README).
+	swift = template{
+		fixture:      "constructed/hcpcluster-accepted-fresh-swift-vnetintegrationsubnet.json",
+		subscription: "4fa75980-6637-4157-9726-84d878a62e83", group: "shrillEffectiveness",
+		name: "brightCorridor", managedResourceGroup: "steadyHarbor",
+	}
 )
 
 // IdentityURL is the managed-identity data plane URL the frontend stores from the create
@@ -34,33 +50,50 @@ const IdentityURL = "https://dummyhost.identity.azure.net/otherinformation?aquer
 // SubscriptionID is the subscription of cluster n.
 func SubscriptionID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
-// Cluster is cluster n as the frontend writes it, in its own subscription, resource group
-// rg-local-n, name hcp-local-n and managed resource group mrg-hcp-local-n (see ClusterAt).
+// Cluster is cluster n as the frontend writes it without a vnet-integration subnet, a
+// non-SWIFT cluster (see ClusterOfKind).
 func Cluster(n int, singleReplica bool, now time.Time) (*api.Cluster, error) {
+	return ClusterOfKind(n, Kind{SingleReplica: singleReplica}, now)
+}
+
+// ClusterOfKind is cluster n of kind k as the frontend writes it, in its own
+// subscription, resource group rg-local-n, name hcp-local-n and managed resource group
+// mrg-hcp-local-n (see ClusterOfKindAt).
+func ClusterOfKind(n int, k Kind, now time.Time) (*api.Cluster, error) {
 	name := fmt.Sprintf("hcp-local-%d", n)
 	rid, err := api.ParseResourceID(fmt.Sprintf("/subscriptions/%s/resourceGroups/rg-local-%d/providers/%s/%s", SubscriptionID(n), n, api.ClusterResourceType, name))
 	if err != nil {
 		return nil, err
 	}
-	return ClusterAt(rid, "mrg-"+name, singleReplica, now)
+	return ClusterOfKindAt(rid, "mrg-"+name, k, now)
 }
 
-// ClusterAt is the document the frontend writes for a PUT of rid: the fixture with rid's
-// subscription, resource group and name wherever the fixture has its own (the subnet and
-// NSG are in the cluster's subscription), the given managed resource group, and the
-// identity URL from the PUT's header. Like the frontend's, it has no tenant: that is the
-// subscription's.
+// ClusterAt is the document the frontend writes for a PUT of rid without a
+// vnet-integration subnet (see ClusterOfKindAt).
 func ClusterAt(rid *api.ResourceID, managedResourceGroup string, singleReplica bool, now time.Time) (*api.Cluster, error) {
+	return ClusterOfKindAt(rid, managedResourceGroup, Kind{SingleReplica: singleReplica}, now)
+}
+
+// ClusterOfKindAt is the document the frontend writes for a PUT of rid of kind k: the
+// fixture of that kind with rid's subscription, resource group and name wherever the
+// fixture has its own (the subnets and the NSG are in the cluster's subscription), the
+// given managed resource group, and the identity URL from the PUT's header. Like the
+// frontend's, it has no tenant: that is the subscription's.
+func ClusterOfKindAt(rid *api.ResourceID, managedResourceGroup string, k Kind, now time.Time) (*api.Cluster, error) {
 	pk, err := api.ResourcesPartitionKey(rid)
 	if err != nil {
 		return nil, err
 	}
-	body := string(arohcp.Get(clusterFixture))
+	t := nonSwift
+	if k.Swift {
+		t = swift
+	}
+	body := string(arohcp.Get(t.fixture))
 	body = strings.NewReplacer(
 		// The partition key and cosmosMetadata.partitionKey are the lowercased
 		// subscription; the fixture's is lowercase already, so it is replaced first.
-		`"`+fixtureSubscription+`"`, `"`+pk+`"`,
-		fixtureSubscription, rid.SubscriptionID, fixtureGroup, rid.ResourceGroup, fixtureName, rid.Name(), fixtureMRG, managedResourceGroup,
+		`"`+t.subscription+`"`, `"`+pk+`"`,
+		t.subscription, rid.SubscriptionID, t.group, rid.ResourceGroup, t.name, rid.Name(), t.managedResourceGroup, managedResourceGroup,
 	).Replace(body)
 
 	var raw map[string]any
@@ -87,7 +120,7 @@ func ClusterAt(rid *api.ResourceID, managedResourceGroup string, singleReplica b
 		doc.Properties.ServiceProviderProperties = &api.ClusterServiceProviderProperties{}
 	}
 	doc.Properties.ServiceProviderProperties.ManagedIdentitiesDataPlaneIdentityURL = IdentityURL
-	if singleReplica {
+	if k.SingleReplica {
 		doc.Properties.ServiceProviderProperties.ExperimentalFeatures = &api.ExperimentalFeatures{SingleReplica: api.SingleReplica}
 	}
 	if doc.Properties.SystemData == nil {

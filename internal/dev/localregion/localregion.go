@@ -42,7 +42,13 @@ const (
 	DefaultClusters           = 40
 	// DefaultSingleReplicaEvery makes every 8th cluster single-replica.
 	DefaultSingleReplicaEvery = 8
-	DefaultCreateInterval     = 250 * time.Millisecond
+	// DefaultNonSwiftEvery makes every 5th cluster non-SWIFT (no vnet-integration
+	// subnet, no swift NIC on its MC): most clusters stay SWIFT, so NICs remain the
+	// scarce resource, and every run has clusters that cost none. With the single-replica
+	// choice, independent of it, 40 clusters are 28 SWIFT HA, 4 SWIFT single-replica,
+	// 7 non-SWIFT HA and 1 non-SWIFT single-replica (see frontend.Mix).
+	DefaultNonSwiftEvery  = 5
+	DefaultCreateInterval = 250 * time.Millisecond
 	// DefaultTimeout bounds a run with ExitWhenSettled.
 	DefaultTimeout = 3 * time.Minute
 	// DefaultTightNodes is the node count of stamp 1, the MC with a tight capacity.
@@ -72,6 +78,7 @@ const (
 type Options struct {
 	Region
 	SingleReplicaEvery int
+	NonSwiftEvery      int
 	CreateInterval     time.Duration
 	ExitWhenSettled    bool
 	Nodes              int
@@ -96,11 +103,16 @@ func DefaultOptions() Options {
 			ManagementClusters: DefaultManagementClusters, Clusters: DefaultClusters,
 			ReportInterval: DefaultReportInterval, Timeout: DefaultTimeout,
 		},
-		SingleReplicaEvery: DefaultSingleReplicaEvery, CreateInterval: DefaultCreateInterval,
+		SingleReplicaEvery: DefaultSingleReplicaEvery, NonSwiftEvery: DefaultNonSwiftEvery, CreateInterval: DefaultCreateInterval,
 		Nodes: mcsim.DefaultNodes, TightNodes: DefaultTightNodes, MaxNodes: DefaultMaxNodes,
 		NotReadyDelay: DefaultNotReadyDelay, ProgressEvery: DefaultProgressEvery,
 		DesiredVersion: DefaultDesiredVersion, DesiredVersionLatency: DefaultDesiredVersionLatency,
 	}
+}
+
+// Mix is the kinds of the clusters the region creates, by their index.
+func (o Options) Mix() frontend.Mix {
+	return frontend.Mix{SingleReplicaEvery: o.SingleReplicaEvery, NonSwiftEvery: o.NonSwiftEvery}
 }
 
 // Validate reports unusable options, naming the flags.
@@ -360,7 +372,7 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 				continue
 			}
 			n := len(obs.created) + 1
-			single := o.SingleReplicaEvery > 0 && n%o.SingleReplicaEvery == 0
+			kind := o.Mix().Kind(n)
 			now := time.Now()
 			// ARM registers the subscription with the resource provider before it sends
 			// the cluster's PUT, so its document is there first.
@@ -371,7 +383,7 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			if _, err := database.Create(ctx, resources, sub); err != nil && !errors.Is(err, database.ErrConflict) {
 				return fmt.Errorf("creating subscription %s: %w", sub.ResourceID, err)
 			}
-			doc, err := frontend.Cluster(n, single, now)
+			doc, err := frontend.ClusterOfKind(n, kind, now)
 			if err != nil {
 				return err
 			}
@@ -380,7 +392,7 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			}
 			key := strings.ToLower(doc.ResourceID)
 			obs.created[key] = now
-			obs.singleReplica[key] = single
+			obs.singleReplica[key] = kind.SingleReplica
 		case <-progress.C:
 			s, err := obs.snapshot(ctx)
 			if err != nil {

@@ -63,6 +63,24 @@ func TestRegionSettles(t *testing.T) {
 	}
 }
 
+// make run creates the same kinds every time, most of them SWIFT (README, DefaultNonSwiftEvery).
+func TestDefaultMix(t *testing.T) {
+	counts := map[frontend.Kind]int{}
+	o := DefaultOptions()
+	for n := 1; n <= o.Clusters; n++ {
+		counts[o.Mix().Kind(n)]++
+	}
+	assert.Equal(t, map[frontend.Kind]int{
+		{Swift: true}: 28, {Swift: true, SingleReplica: true}: 4, {}: 7, {SingleReplica: true}: 1,
+	}, counts)
+	doc, err := frontend.ClusterOfKind(5, o.Mix().Kind(5), time.Now())
+	require.NoError(t, err)
+	assert.Empty(t, doc.Properties.CustomerProperties.Platform.VnetIntegrationSubnetID, "cluster 5 is non-SWIFT")
+	doc, err = frontend.ClusterOfKind(1, o.Mix().Kind(1), time.Now())
+	require.NoError(t, err)
+	assert.NotEmpty(t, doc.Properties.CustomerProperties.Platform.VnetIntegrationSubnetID, "cluster 1 is SWIFT")
+}
+
 func TestWriteAgentPools(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pools.json")
 	o := DefaultOptions()

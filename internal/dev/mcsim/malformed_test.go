@@ -91,8 +91,8 @@ func TestSyncSkipsMalformedDocuments(t *testing.T) {
 			e := newEnv(t)
 			mcA, shardA := e.addMC("a", true)
 			mcB, shardB := e.addMC("b", true)
-			e.addCluster(shardA, false)
-			e.addCluster(shardB, true)
+			e.addCluster(shardA, swiftHA)
+			e.addCluster(shardB, swiftSingle)
 			badID := tc.bad(e)
 
 			var logs logbuffer.Buffer

@@ -40,11 +40,11 @@ type Simulator struct {
 	cfg Config
 
 	mu sync.Mutex
-	// firstSeen is when each HCP (lowercased resource ID) first appeared on its MC; it is
-	// ready DefaultNotReadyDelay later.
+	// firstSeen is when each HCP (lowercased resource ID) first appeared on its MC; its
+	// replicas start over NotReadyDelay, and then it is ready.
 	firstSeen map[string]time.Time
-	// singleReplica caches each cluster's mode, which never changes.
-	singleReplica map[string]bool
+	// kinds caches what each cluster's document says of its HCP, which never changes.
+	kinds map[string]kind
 
 	skippedMu sync.Mutex
 	// skipped is the _etag of each document (by Cosmos id) skipped as malformed, so that
@@ -69,8 +69,18 @@ func New(cfg Config) *Simulator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Simulator{cfg: cfg, firstSeen: map[string]time.Time{}, singleReplica: map[string]bool{}, skipped: map[string]string{}}
+	return &Simulator{cfg: cfg, firstSeen: map[string]time.Time{}, kinds: map[string]kind{}, skipped: map[string]string{}}
 }
+
+// kind is what a cluster's document says of its HCP: a real MC knows it from the
+// HostedCluster, which CS does not expose.
+type kind struct {
+	singleReplica, swift bool
+}
+
+// unknownKind is the HCP of a cluster without a readable document: SWIFT HA, the dearer
+// kind, as placement charges a cluster it cannot read.
+var unknownKind = kind{swift: true}
 
 // Run reports every interval until ctx ends. A failed pass is logged and retried on the
 // next tick, as the real agent does.
@@ -177,7 +187,8 @@ func (s *Simulator) write(ctx context.Context, c database.Container, mcID *api.R
 	return nil
 }
 
-// hcps is what the MC runs: the fake Cluster Service's clusters on its shard.
+// hcps is what the MC runs: the fake Cluster Service's clusters on its shard, each as far
+// into its start as its time on the MC takes it.
 func (s *Simulator) hcps(ctx context.Context, shardID string) ([]HCP, error) {
 	clusters, err := ClustersOnShard(ctx, s.cfg.HTTPClient, s.cfg.ClusterServiceURL, shardID)
 	if err != nil {
@@ -187,6 +198,7 @@ func (s *Simulator) hcps(ctx context.Context, shardID string) ([]HCP, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []HCP
+	var ages []time.Duration
 	var unknown bool
 	for _, c := range clusters {
 		rid, ok := AzureResourceID(c)
@@ -199,32 +211,39 @@ func (s *Simulator) hcps(ctx context.Context, shardID string) ([]HCP, error) {
 			first = now
 			s.firstSeen[key] = now
 		}
-		if _, known := s.singleReplica[key]; !known {
+		if _, known := s.kinds[key]; !known {
 			unknown = true
 		}
-		out = append(out, HCP{ResourceID: rid, Ready: now.Sub(first) >= s.cfg.NotReadyDelay})
+		out = append(out, HCP{ResourceID: rid})
+		ages = append(ages, now.Sub(first))
 	}
 	if unknown {
-		if err := s.loadModes(ctx); err != nil {
+		if err := s.loadKinds(ctx); err != nil {
 			return nil, err
 		}
 	}
 	for i := range out {
-		out[i].SingleReplica = s.singleReplica[strings.ToLower(out[i].ResourceID)]
+		k, ok := s.kinds[strings.ToLower(out[i].ResourceID)]
+		if !ok {
+			k = unknownKind
+		}
+		out[i].SingleReplica, out[i].Swift = k.singleReplica, k.swift
+		out[i].Ready = ages[i] >= s.cfg.NotReadyDelay
+		out[i].StartedReplicas = StartedReplicas(out[i].Replicas(), ages[i], s.cfg.NotReadyDelay)
 	}
 	return out, nil
 }
 
-// loadModes learns which clusters are single-replica from their HCPOpenShiftCluster
-// documents: a real MC knows it from the HostedCluster, which CS does not expose.
-// Caller holds s.mu.
-func (s *Simulator) loadModes(ctx context.Context) error {
+// loadKinds learns each cluster's kind from its HCPOpenShiftCluster document: single
+// replica from serviceProviderProperties.experimentalFeatures.singleReplica, SWIFT from
+// customerProperties.platform.vnetIntegrationSubnetId. Caller holds s.mu.
+func (s *Simulator) loadKinds(ctx context.Context) error {
 	for item, err := range s.cfg.Store.Container(api.ResourcesContainer).List(ctx, database.ListOptions{ResourceType: api.ClusterResourceType}) {
 		if err != nil {
 			return fmt.Errorf("listing clusters: %w", err)
 		}
 		// A document no decoder accepts says nothing about the others: skipping it keeps
-		// every MC reporting (its HCP, if CS has one, counts as HA, the dearer mode).
+		// every MC reporting (its HCP, if CS has one, counts as unknownKind).
 		c, err := database.DecodeItem[api.ClusterProperties](item)
 		if err != nil {
 			s.skip("cluster", item, err)
@@ -236,9 +255,21 @@ func (s *Simulator) loadModes(ctx context.Context) error {
 			continue
 		}
 		f := c.Properties.ServiceProvider().ExperimentalFeatures
-		s.singleReplica[rid.Key()] = f != nil && f.SingleReplica == api.SingleReplica
+		s.kinds[rid.Key()] = kind{
+			singleReplica: f != nil && f.SingleReplica == api.SingleReplica,
+			swift:         vnetIntegrationSubnet(c) != "",
+		}
 	}
 	return nil
+}
+
+// vnetIntegrationSubnet is the cluster's SWIFT subnet; "" for a non-SWIFT cluster.
+func vnetIntegrationSubnet(c *api.Cluster) string {
+	cp := c.Properties.CustomerProperties
+	if cp == nil || cp.Platform == nil {
+		return ""
+	}
+	return cp.Platform.VnetIntegrationSubnetID
 }
 
 // skip logs a malformed document the simulator passes over, once per version of it.

@@ -32,7 +32,8 @@ type clock struct {
 	now time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
 func (c *clock) advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,10 +140,18 @@ func (e *env) addMC(stamp string, withReadDesire bool) (*api.ResourceID, string)
 	return mcID, created.ID()
 }
 
-// addCluster writes cluster n's Subscription and cluster documents as ARO-HCP's frontend
-// does and creates it in Cluster Service pinned to shard, with the body ClusterServiceCreate
-// sends; it returns the cluster's CS ID.
-func (e *env) addCluster(shard string, singleReplica bool) string {
+// Kinds of the test clusters.
+var (
+	swiftHA     = frontend.Kind{Swift: true}
+	swiftSingle = frontend.Kind{Swift: true, SingleReplica: true}
+	plainHA     = frontend.Kind{}
+	plainSingle = frontend.Kind{SingleReplica: true}
+)
+
+// addCluster writes cluster n's Subscription and cluster documents of kind k as ARO-HCP's
+// frontend does and creates it in Cluster Service pinned to shard, with the body
+// ClusterServiceCreate sends; it returns the cluster's CS ID.
+func (e *env) addCluster(shard string, k frontend.Kind) string {
 	t := e.t
 	e.n++
 	resources := e.store.Container(api.ResourcesContainer)
@@ -150,7 +159,7 @@ func (e *env) addCluster(shard string, singleReplica bool) string {
 	require.NoError(t, err)
 	_, err = database.Create(t.Context(), resources, sub)
 	require.NoError(t, err)
-	doc, err := frontend.Cluster(e.n, singleReplica, e.clock.Now())
+	doc, err := frontend.ClusterOfKind(e.n, k, e.clock.Now())
 	require.NoError(t, err)
 	href, err := clusterservice.ClusterHREF(clusterservice.NewClusterID())
 	require.NoError(t, err)
@@ -210,10 +219,10 @@ func testReportsMatchClusterService(t *testing.T, e *env) {
 	mcT, shardT := e.addMC("tight", true)
 	e.addMC("waiting", false) // the fleet has not created its ReadDesire yet: skipped
 
-	e.addCluster(shardA, false)
-	e.addCluster(shardA, true)
-	moved := e.addCluster(shardA, false)
-	e.addCluster(shardT, false)
+	e.addCluster(shardA, swiftHA)
+	e.addCluster(shardA, swiftSingle)
+	moved := e.addCluster(shardA, swiftHA)
+	e.addCluster(shardT, swiftHA)
 
 	require.NoError(t, e.sim.Sync(t.Context()))
 	rdA, repA := e.report(mcA)
@@ -221,9 +230,8 @@ func testReportsMatchClusterService(t *testing.T, e *env) {
 	assert.ElementsMatch(t, e.onShard(shardA), reported(repA))
 	assert.ElementsMatch(t, e.onShard(shardT), reported(repT))
 	assert.Empty(t, repA.Status.HostedControlPlanes.ReadyResourceIDs, "new HCPs are not ready before the delay")
-	assert.Equal(t, "7", repA.Status.Usage[api.SwiftNIC], "two HA HCPs (3 each) and one single-replica (1)")
-	assert.Equal(t, "7", repA.Status.Requested[api.SwiftNIC])
-	assert.Equal(t, "3", repT.Status.Usage[api.SwiftNIC])
+	assert.Empty(t, repA.Status.Usage, "a HostedControlPlane just created has no pods yet")
+	assert.Empty(t, repA.Status.Requested)
 	assert.Equal(t, "48", repA.Status.Nodes[0].Allocatable[api.SwiftNIC], "3 nodes of 16")
 	assert.Equal(t, "16", repT.Status.Nodes[0].Allocatable[api.SwiftNIC], "the tight MC has 1 node")
 	assert.True(t, api.IsConditionTrue(repA.Status.Conditions, api.CapacityReportConditionReportCurrent))
@@ -244,7 +252,8 @@ func testReportsMatchClusterService(t *testing.T, e *env) {
 	assert.ElementsMatch(t, e.onShard(shardA), repA.Status.HostedControlPlanes.ReadyResourceIDs)
 	assert.ElementsMatch(t, e.onShard(shardT), repT.Status.HostedControlPlanes.ReadyResourceIDs)
 	assert.Empty(t, repA.Status.HostedControlPlanes.NotReadyResourceIDs)
-	assert.Equal(t, "4", repA.Status.Usage[api.SwiftNIC])
+	assert.Equal(t, "4", repA.Status.Usage[api.SwiftNIC], "one HA HCP (3) and one single-replica (1)")
+	assert.Equal(t, "4", repA.Status.Requested[api.SwiftNIC])
 	assert.Equal(t, "6", repT.Status.Usage[api.SwiftNIC])
 	assert.Equal(t, e.clock.Now(), repT.Status.LastReportedAt)
 }
@@ -252,10 +261,10 @@ func testReportsMatchClusterService(t *testing.T, e *env) {
 func TestSyncReportsNewHCPsNotReadyUntilTheDelayPasses(t *testing.T) {
 	e := newEnv(t)
 	mc, shard := e.addMC("a", true)
-	first := e.addCluster(shard, false)
+	first := e.addCluster(shard, swiftHA)
 	require.NoError(t, e.sim.Sync(t.Context()))
 	e.clock.advance(testDelay / 2)
-	e.addCluster(shard, false)
+	e.addCluster(shard, swiftHA)
 	require.NoError(t, e.sim.Sync(t.Context()))
 	_, r := e.report(mc)
 	assert.Empty(t, r.Status.HostedControlPlanes.ReadyResourceIDs)
@@ -271,32 +280,72 @@ func TestSyncReportsNewHCPsNotReadyUntilTheDelayPasses(t *testing.T) {
 	assert.Len(t, r.Status.HostedControlPlanes.NotReadyResourceIDs, 1)
 }
 
-func TestBuildReport(t *testing.T) {
-	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		name              string
-		nodes             int
-		hcps              []HCP
-		wantNICs, wantCPU string
-		wantAllocNICs     string
-		wantReady         int
+// Swift NICs follow upstream placement's rule: a SWIFT HA HCP's pods request 3, a SWIFT
+// single-replica one's 1 and a non-SWIFT one's none, which the cluster document decides.
+func TestSyncRequestsSwiftNICsByClusterKind(t *testing.T) {
+	tests := []struct {
+		name  string
+		kinds []frontend.Kind
+		// wantNICs is the swift-nic of requested and usage; "" is no entry at all.
+		wantNICs string
 	}{
-		{"empty MC", 3, nil, "0", "0", "48", 0},
-		{"HA and single-replica", 2, []HCP{{ResourceID: "/a", Ready: true}, {ResourceID: "/b", SingleReplica: true}}, "4", "2", "32", 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := DefaultProfile()
-			p.Nodes = tc.nodes
-			r, err := BuildReport(p, tc.hcps, now)
-			require.NoError(t, err)
-			assert.Equal(t, api.CapacityReportKind, r.Kind)
-			assert.Equal(t, tc.wantNICs, r.Status.Usage[api.SwiftNIC])
-			assert.Equal(t, tc.wantCPU, r.Status.Requested["cpu"])
-			assert.Equal(t, tc.wantAllocNICs, r.Status.Nodes[0].Allocatable[api.SwiftNIC])
-			assert.Equal(t, tc.nodes, r.Status.Nodes[0].Ready)
-			assert.Len(t, r.Status.HostedControlPlanes.ReadyResourceIDs, tc.wantReady)
-			assert.Equal(t, now, r.Status.LastReportedAt)
+		{"SWIFT HA", []frontend.Kind{swiftHA}, "3"},
+		{"SWIFT single replica", []frontend.Kind{swiftSingle}, "1"},
+		{"non-SWIFT HA", []frontend.Kind{plainHA}, ""},
+		{"non-SWIFT single replica", []frontend.Kind{plainSingle}, ""},
+		{"one of each", []frontend.Kind{swiftHA, swiftSingle, plainHA, plainSingle}, "4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			mc, shard := e.addMC("a", true)
+			for _, k := range tt.kinds {
+				e.addCluster(shard, k)
+			}
+			require.NoError(t, e.sim.Sync(t.Context()))
+			e.clock.advance(testDelay)
+			require.NoError(t, e.sim.Sync(t.Context()))
+			_, r := e.report(mc)
+			require.Len(t, r.Status.HostedControlPlanes.ReadyResourceIDs, len(tt.kinds))
+			nics, requested := r.Status.Requested[api.SwiftNIC]
+			assert.Equal(t, tt.wantNICs != "", requested, "a swift-nic entry only where a pod requests one")
+			assert.Equal(t, tt.wantNICs, nics)
+			assert.Equal(t, r.Status.Requested[api.SwiftNIC], r.Status.Usage[api.SwiftNIC], "NICs used are NICs requested")
+			_, used := r.Status.Usage[api.SwiftNIC]
+			assert.Equal(t, requested, used)
+			assert.NotEmpty(t, r.Status.Requested["cpu"], "every HCP's pods request cpu")
 		})
+	}
+}
+
+// A new HCP's replicas start one by one over its not-ready delay, and the agent counts
+// only the pods that exist: requests from Running and Pending pods, usage from running
+// ones.
+func TestSyncRampsANewHCPOverItsNotReadyDelay(t *testing.T) {
+	e := newEnv(t)
+	mc, shard := e.addMC("a", true)
+	e.addCluster(shard, swiftHA)
+	start := e.clock.Now()
+	for _, step := range []struct {
+		at                                   time.Duration
+		ready                                bool
+		wantNICs, wantCPU, wantMem, wantUsed string
+	}{
+		{at: 0},
+		{at: time.Second, wantNICs: "1", wantCPU: "500m", wantMem: "2Gi"},
+		{at: 4 * time.Second, wantNICs: "2", wantCPU: "1", wantMem: "4Gi", wantUsed: "250m"},
+		{at: 7 * time.Second, wantNICs: "3", wantCPU: "1500m", wantMem: "6Gi", wantUsed: "500m"},
+		{at: testDelay, ready: true, wantNICs: "3", wantCPU: "1500m", wantMem: "6Gi", wantUsed: "750m"},
+	} {
+		e.clock.set(start.Add(step.at))
+		require.NoError(t, e.sim.Sync(t.Context()))
+		_, r := e.report(mc)
+		assert.Equal(t, step.ready, len(r.Status.HostedControlPlanes.ReadyResourceIDs) == 1, "at %s", step.at)
+		assert.Equal(t, step.wantNICs, r.Status.Requested[api.SwiftNIC], "requested NICs at %s", step.at)
+		assert.Equal(t, step.wantNICs, r.Status.Usage[api.SwiftNIC], "used NICs at %s", step.at)
+		assert.Equal(t, step.wantCPU, r.Status.Requested["cpu"], "requested cpu at %s", step.at)
+		assert.Equal(t, step.wantMem, r.Status.Requested["memory"], "requested memory at %s", step.at)
+		assert.Equal(t, step.wantUsed, r.Status.Usage["cpu"], "used cpu at %s", step.at)
 	}
 }
 

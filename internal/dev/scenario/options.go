@@ -16,6 +16,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/localregion"
 )
 
@@ -43,6 +44,8 @@ const (
 	DefaultCreators = 32
 	// DefaultSingleReplicaEvery makes every 8th cluster single-replica, as `make run` does.
 	DefaultSingleReplicaEvery = 8
+	// DefaultNonSwiftEvery makes every 5th cluster non-SWIFT, as `make run` does.
+	DefaultNonSwiftEvery = localregion.DefaultNonSwiftEvery
 	// DefaultHeadroom sizes each MC so that the clusters fill at most half of its
 	// swift NICs: the run measures placement, not waiting for capacity.
 	DefaultHeadroom = 2.0
@@ -66,7 +69,10 @@ type Options struct {
 	EmulatorLatency    time.Duration
 	PollInterval       time.Duration
 	SingleReplicaEvery int
-	ProgressEvery      time.Duration
+	// NonSwiftEvery makes every Nth cluster non-SWIFT (no vnet-integration subnet); 0
+	// for none. With SingleReplicaEvery it chooses each cluster's kind (frontend.Mix).
+	NonSwiftEvery int
+	ProgressEvery time.Duration
 	// Label names the run's log folder; empty derives it from the store and workers.
 	Label string
 	// RepoRoot holds go.mod and emulator/; empty finds it from the working directory.
@@ -92,7 +98,7 @@ func DefaultOptions() Options {
 			ReportInterval: DefaultReportInterval, Timeout: DefaultTimeout,
 		},
 		Workers: 20, Backends: 1, EmulatorLatency: DefaultEmulatorLatency, PollInterval: DefaultPollInterval,
-		SingleReplicaEvery: DefaultSingleReplicaEvery, ProgressEvery: DefaultProgressEvery,
+		SingleReplicaEvery: DefaultSingleReplicaEvery, NonSwiftEvery: DefaultNonSwiftEvery, ProgressEvery: DefaultProgressEvery,
 	}
 }
 
@@ -120,8 +126,8 @@ func (o Options) Validate() error {
 	if o.Backends > 1 && o.Store != StoreEmulator {
 		errs = append(errs, errors.New("several backend replicas need the emulator: the memory store lives in one process"))
 	}
-	if o.Nodes < 0 || o.EmulatorLatency < 0 || o.SingleReplicaEvery < 0 {
-		errs = append(errs, errors.New("--nodes, --emulator-latency and the single-replica interval must not be negative"))
+	if o.Nodes < 0 || o.EmulatorLatency < 0 || o.SingleReplicaEvery < 0 || o.NonSwiftEvery < 0 {
+		errs = append(errs, errors.New("--nodes, --emulator-latency and the single-replica and non-SWIFT intervals must not be negative"))
 	}
 	for name, d := range map[string]time.Duration{"--poll-interval": o.PollInterval, "--report-interval": o.ReportInterval, "--timeout": o.Timeout, "progress interval": o.ProgressEvery} {
 		if d <= 0 {
@@ -140,6 +146,11 @@ func (o Options) nodes(haSwiftNICs, nodeSwiftNICs int) int {
 	perMC := (o.Clusters + o.ManagementClusters - 1) / o.ManagementClusters
 	need := float64(perMC*haSwiftNICs) * DefaultHeadroom
 	return max(int(need)/nodeSwiftNICs+1, 1)
+}
+
+// mix is the kinds of the clusters the run creates, by their index.
+func (o Options) mix() frontend.Mix {
+	return frontend.Mix{SingleReplicaEvery: o.SingleReplicaEvery, NonSwiftEvery: o.NonSwiftEvery}
 }
 
 func (o Options) label() string {

@@ -266,12 +266,12 @@ func collect(errs <-chan error) []error {
 // same documents so that the cluster's creation time is the one stored.
 func (s *session) createCluster(ctx context.Context, n int) error {
 	now := time.Now()
-	single := s.o.SingleReplicaEvery > 0 && n%s.o.SingleReplicaEvery == 0
+	kind := s.o.mix().Kind(n)
 	sub, err := frontend.Subscription(frontend.SubscriptionID(n), frontend.Tenant)
 	if err != nil {
 		return err
 	}
-	doc, err := frontend.Cluster(n, single, now)
+	doc, err := frontend.ClusterOfKind(n, kind, now)
 	if err != nil {
 		return err
 	}
@@ -297,7 +297,7 @@ func (s *session) createCluster(ctx context.Context, n int) error {
 	}
 	s.obs.recordCreated(doc.ResourceID, now)
 	s.seededMu.Lock()
-	s.singleReplica[strings.ToLower(doc.ResourceID)] = single
+	s.singleReplica[strings.ToLower(doc.ResourceID)] = kind.SingleReplica
 	s.seededMu.Unlock()
 	return nil
 }
