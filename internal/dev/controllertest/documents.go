@@ -24,11 +24,12 @@ const Tenant = frontend.Tenant
 // starts from.
 const fixtureClusterName = "constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json"
 
-// ClusterFor is the cluster document the frontend writes for a PUT of rid
-// (frontend.ClusterAt), its managed resource group named after the cluster.
+// ClusterFor is the cluster document the frontend writes for a PUT of rid with a
+// vnet-integration subnet (frontend.ClusterOfKindAt): a SWIFT HA cluster, which costs 3
+// swift NICs, its managed resource group named after the cluster.
 func ClusterFor(t testing.TB, rid *api.ResourceID) *api.Cluster {
 	t.Helper()
-	c, err := frontend.ClusterAt(rid, "mrg-"+rid.Name(), false, time.Now())
+	c, err := frontend.ClusterOfKindAt(rid, "mrg-"+rid.Name(), frontend.Kind{Swift: true}, time.Now())
 	require.NoError(t, err)
 	return c
 }

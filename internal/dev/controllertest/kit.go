@@ -241,3 +241,52 @@ func (k *Kit) Reconciles(t testing.TB, name, result string) float64 {
 	}
 	return 0
 }
+
+// WaitQuiet waits until no controller has a key queued or in flight, and none has been
+// for quietTicks checks in a row: for each controller, every key the workqueue took
+// (workqueue_adds_total) has finished a reconcile (hcpsched_controller_reconcile_total)
+// and the queue is empty. The checks in a row cover the events of writes made just
+// before, which reach the caches with the next change-feed poll (quietTicks × Tick is
+// several PollIntervals). A test that must see a later change, and not some earlier
+// event still on its way, cause a reconcile waits for this first. A key waiting out a
+// RequeueAfter is not in flight.
+func (k *Kit) WaitQuiet(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	var last float64
+	quiet := 0
+	require.Eventually(t, func() bool {
+		families, err := k.Registry.Gather()
+		require.NoError(t, err)
+		adds, done, depth, total := map[string]float64{}, map[string]float64{}, 0.0, 0.0
+		for _, fam := range families {
+			for _, m := range fam.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				switch fam.GetName() {
+				case "workqueue_adds_total":
+					adds[labels["name"]] += m.GetCounter().GetValue()
+					total += m.GetCounter().GetValue()
+				case "hcpsched_controller_reconcile_total":
+					done[labels["controller"]] += m.GetCounter().GetValue()
+				case "workqueue_depth":
+					depth += m.GetGauge().GetValue()
+				}
+			}
+		}
+		idle := depth == 0
+		for name, n := range adds {
+			idle = idle && done[name] == n
+		}
+		if !idle || total != last {
+			quiet, last = 0, total
+			return false
+		}
+		quiet++
+		return quiet >= quietTicks
+	}, timeout, Tick, "controllers quiet")
+}
+
+// quietTicks is how many checks in a row WaitQuiet wants quiet.
+const quietTicks = 10
