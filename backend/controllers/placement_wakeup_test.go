@@ -34,15 +34,19 @@ func TestWaitingClusterIsWokenByTheChangeThatMakesItFit(t *testing.T) {
 		change  func(t *testing.T, w *world, mc *api.ResourceID)
 	}{
 		{
-			name:    "a report frees capacity",
-			prepare: func(t *testing.T, w *world, mc *api.ResourceID) { controllertest.StoreScheduling(t, w.Fleet, mc, 30, 29) },
+			name: "a report frees capacity",
+			prepare: func(t *testing.T, w *world, mc *api.ResourceID) {
+				controllertest.StoreScheduling(t, w.Fleet, mc, 30, 29)
+			},
 			change: func(t *testing.T, w *world, mc *api.ResourceID) {
 				changeScheduling(t, w, mc, func(st *api.SchedulingStatus) { st.ObservedResources.Usage[api.SwiftNIC] = "20" })
 			},
 		},
 		{
-			name:    "the scale ceiling rises",
-			prepare: func(t *testing.T, w *world, mc *api.ResourceID) { controllertest.StoreScheduling(t, w.Fleet, mc, 30, 29) },
+			name: "the scale ceiling rises",
+			prepare: func(t *testing.T, w *world, mc *api.ResourceID) {
+				controllertest.StoreScheduling(t, w.Fleet, mc, 30, 29)
+			},
 			change: func(t *testing.T, w *world, mc *api.ResourceID) {
 				changeScheduling(t, w, mc, func(st *api.SchedulingStatus) { st.ScaleCeiling.Capacity[api.SwiftNIC] = "60" })
 			},
