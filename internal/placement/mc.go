@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -134,11 +135,21 @@ func (mc *MC) count(lookup ClusterLookup) {
 				continue
 			}
 			for i, cost := range m.costOf(id, lookup) {
-				available[i] -= cost
+				available[i] = minusSaturated(available[i], cost)
 			}
 		}
 	}
 	mc.counted, mc.ceiling, mc.available = true, ceiling, available
+}
+
+// minusSaturated is a − b for b ≥ 0, math.MinInt64 where that would wrap round: a
+// document may report up to math.MaxInt64 milli-units used, and the costs charged on top
+// must leave the MC overcommitted, not turn it into one with room for anything.
+func minusSaturated(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
 }
 
 // ID is the MC's resource ID as stored.
