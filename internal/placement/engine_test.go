@@ -368,11 +368,17 @@ func TestMessageNamesTheFieldOfAnAbsurdReport(t *testing.T) {
 func TestConfigValidation(t *testing.T) {
 	require.NoError(t, placement.DefaultConfig().Validate())
 	tests := map[string]func(*placement.Config){
-		"no resources":       func(c *placement.Config) { c.Resources = nil },
-		"duplicate":          func(c *placement.Config) { c.Resources = append(c.Resources, c.Resources[0]) },
-		"zero cost":          func(c *placement.Config) { c.Resources[0].HA = resource.Quantity{} },
-		"unknown weigher":    func(c *placement.Config) { c.Weigher = "random" },
-		"negative tolerance": func(c *placement.Config) { c.Tolerance = -1 },
+		"no resources":                func(c *placement.Config) { c.Resources = nil },
+		"duplicate":                   func(c *placement.Config) { c.Resources = append(c.Resources, c.Resources[0]) },
+		"zero cost":                   func(c *placement.Config) { c.Resources[0].HA = resource.Quantity{} },
+		"unknown weigher":             func(c *placement.Config) { c.Weigher = "random" },
+		"negative tolerance":          func(c *placement.Config) { c.Tolerance = -1 },
+		"negative dominant tolerance": func(c *placement.Config) { c.DominantTolerance = -0.5 },
+		"negative pending multiplier": func(c *placement.Config) { c.PendingMultiplier = -1 },
+		"zero single-replica cost":    func(c *placement.Config) { c.Resources[0].SingleReplica = resource.Quantity{} },
+		"unnamed resource":            func(c *placement.Config) { c.Resources[0].Name = "" },
+		"unknown cost source":         func(c *placement.Config) { c.CostSource = "average" },
+		"no maximum capacity age":     func(c *placement.Config) { c.MaxCapacityAge = 0 },
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {
