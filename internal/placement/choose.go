@@ -35,7 +35,8 @@ func (m *Model) choose(key string, verdicts []Verdict) int {
 		return chosen
 	}
 	seed := fnvString(fnvOffset, key)
-	seed = (seed ^ 0) * fnvPrime
+	// A 0 byte between the cluster's ID and the MC's: FNV-1a's xor with it is a no-op.
+	seed *= fnvPrime
 	var top uint64
 	for i := range verdicts {
 		v := &verdicts[i]

@@ -30,6 +30,8 @@ func TestDocsMatchCode(t *testing.T) {
 		row("weigher", cfg.Weigher),
 		row("pending multiplier", fmt.Sprint(cfg.PendingMultiplier)),
 		row("tolerance", fmt.Sprint(cfg.Tolerance)),
+		row("dominant tolerance", fmt.Sprint(cfg.DominantTolerance)),
+		row("cost source", cfg.CostSource),
 		fmt.Sprintf("at most %d characters", placement.MaxMessageLength),
 	} {
 		assert.Contains(t, doc, want)
@@ -43,6 +45,15 @@ func TestDocsMatchCode(t *testing.T) {
 		assert.Contains(t, doc, "`"+o.ConditionReason()+"`")
 	}
 	assert.True(t, strings.Contains(doc, "`"+placement.ConditionCapacityAvailable+"`"))
+	for _, w := range placement.Weighers {
+		assert.Contains(t, doc, "`"+w+"`", "weigher %s", w)
+	}
+	for _, s := range []string{placement.CostSourceFlags, placement.CostSourceRequirements} {
+		assert.Contains(t, doc, "`"+s+"`", "cost source %s", s)
+	}
+	for _, r := range placement.FallbackReasons {
+		assert.Contains(t, doc, "`"+string(r)+"`", "fallback reason %s", r)
+	}
 
 	// The details the page quotes for reports that are not believed are the engine's.
 	future := time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)

@@ -368,11 +368,17 @@ func TestMessageNamesTheFieldOfAnAbsurdReport(t *testing.T) {
 func TestConfigValidation(t *testing.T) {
 	require.NoError(t, placement.DefaultConfig().Validate())
 	tests := map[string]func(*placement.Config){
-		"no resources":       func(c *placement.Config) { c.Resources = nil },
-		"duplicate":          func(c *placement.Config) { c.Resources = append(c.Resources, c.Resources[0]) },
-		"zero cost":          func(c *placement.Config) { c.Resources[0].HA = resource.Quantity{} },
-		"unknown weigher":    func(c *placement.Config) { c.Weigher = "random" },
-		"negative tolerance": func(c *placement.Config) { c.Tolerance = -1 },
+		"no resources":                func(c *placement.Config) { c.Resources = nil },
+		"duplicate":                   func(c *placement.Config) { c.Resources = append(c.Resources, c.Resources[0]) },
+		"zero cost":                   func(c *placement.Config) { c.Resources[0].HA = resource.Quantity{} },
+		"unknown weigher":             func(c *placement.Config) { c.Weigher = "random" },
+		"negative tolerance":          func(c *placement.Config) { c.Tolerance = -1 },
+		"negative dominant tolerance": func(c *placement.Config) { c.DominantTolerance = -0.5 },
+		"negative pending multiplier": func(c *placement.Config) { c.PendingMultiplier = -1 },
+		"zero single-replica cost":    func(c *placement.Config) { c.Resources[0].SingleReplica = resource.Quantity{} },
+		"unnamed resource":            func(c *placement.Config) { c.Resources[0].Name = "" },
+		"unknown cost source":         func(c *placement.Config) { c.CostSource = "average" },
+		"no maximum capacity age":     func(c *placement.Config) { c.MaxCapacityAge = 0 },
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -383,25 +389,57 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
+// BenchmarkDecide measures one decision over n parsed MCs, each with a reservation and a
+// not-ready cluster listed, none of them the cluster being placed, so that every decision
+// filters, scores and chooses. Its figures are in issue 17's closing note: at most 50 µs
+// and 10 allocations at 1,000 MCs, 500 µs at 10,000.
 func BenchmarkDecide(b *testing.B) {
+	threeResources := func(cfg placement.Config) placement.Config {
+		cfg.Resources = append(cfg.Resources,
+			placement.ResourceCost{Name: "cpu", HA: resource.MustParse("2"), SingleReplica: resource.MustParse("1")},
+			placement.ResourceCost{Name: "memory", HA: resource.MustParse("8Gi"), SingleReplica: resource.MustParse("4Gi")},
+		)
+		return cfg
+	}
+	dominant := func(cfg placement.Config) placement.Config {
+		cfg.Weigher = placement.WeigherDominant
+		return cfg
+	}
+	type benchCase struct {
+		name string
+		n    int
+		cfg  placement.Config
+	}
+	var cases []benchCase
 	for _, n := range []int{10, 100, 1_000, 10_000} {
-		b.Run(fmt.Sprintf("mcs=%d", n), func(b *testing.B) {
+		cases = append(cases, benchCase{fmt.Sprintf("mcs=%d", n), n, placement.DefaultConfig()})
+	}
+	cases = append(cases,
+		benchCase{"mcs=1000,weigher=dominant", 1_000, dominant(placement.DefaultConfig())},
+		benchCase{"mcs=1000,resources=3", 1_000, threeResources(placement.DefaultConfig())},
+		benchCase{"mcs=1000,weigher=dominant,resources=3", 1_000, dominant(threeResources(placement.DefaultConfig()))},
+	)
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			n := bc.n
 			specs := make([]mcSpec, n)
 			for i := range specs {
-				specs[i] = mcSpec{stamp: fmt.Sprint(i), ceiling: "300", usage: fmt.Sprint(i % 250), pending: []string{otherCluster(i)}, notReadyIDs: []string{otherCluster(i + n)}}
+				specs[i] = mcSpec{stamp: fmt.Sprint(i), ceiling: "300", usage: fmt.Sprint(i % 250), pending: []string{otherCluster(i)}, notReadyIDs: []string{otherCluster(i + n)},
+					extraCeiling: api.ResourceList{"cpu": "128", "memory": "512Gi"},
+					extraUsage:   api.ResourceList{"cpu": fmt.Sprint(i % 100), "memory": fmt.Sprintf("%dGi", i%400)}}
 			}
-			m := placement.NewModel(placement.DefaultConfig(), nil)
+			m := placement.NewModel(bc.cfg, nil)
 			mcs := m.NewMCs(candidates(specs...), nil)
 			clusters := make([]placement.Cluster, 1024)
 			for i := range clusters {
-				clusters[i] = placement.Cluster{ResourceID: otherCluster(i), Swift: true}
+				clusters[i] = placement.Cluster{ResourceID: hcp(fmt.Sprintf("new-%d", i)), Swift: true}
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
 				d := m.Decide(clusters[i%len(clusters)], mcs, now)
-				if d.Chosen == nil {
-					b.Fatal("nothing chosen")
+				if d.Chosen == nil || d.Reused {
+					b.Fatal("nothing freshly chosen")
 				}
 			}
 		})

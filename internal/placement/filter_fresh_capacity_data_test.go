@@ -1,6 +1,7 @@
 package placement_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -32,6 +33,26 @@ func TestFreshCapacityDataFilter(t *testing.T) {
 		{name: "ahead by the clock-skew allowance", spec: mcSpec{reportedAgo: -placement.ClockSkewAllowance}},
 		{name: "ahead by more than the clock-skew allowance", spec: mcSpec{reportedAgo: -placement.ClockSkewAllowance - time.Second},
 			wantReason: placement.ReasonStaleCapacityData, wantDetail: "observedResources.lastReportedAt 2026-11-30T12:01:01Z is in the future"},
+		// 2^64 ns (about 584.5 years) either side of now is now again in wrapped Unix
+		// nanoseconds; such a report must not read as just taken.
+		{name: "dated 2^64 ns ahead", mutate: reportedAt(wrapAround),
+			wantReason: placement.ReasonStaleCapacityData, wantDetail: "observedResources.lastReportedAt " + wrapAround.UTC().Format(time.RFC3339) + " is in the future"},
+		{name: "dated 2^64 ns ago", mutate: reportedAt(wrapAroundAgo),
+			wantReason: placement.ReasonStaleCapacityData, wantDetail: "capacity report older than 5m0s"},
+		{name: "dated before 1970", mutate: reportedAt(time.Date(1969, 12, 31, 23, 59, 0, 0, time.UTC)),
+			wantReason: placement.ReasonStaleCapacityData, wantDetail: "capacity report older than 5m0s"},
+		{name: "dated after 2262, where Unix nanoseconds end", mutate: reportedAt(time.Date(2263, 1, 1, 0, 0, 0, 0, time.UTC)),
+			wantReason: placement.ReasonStaleCapacityData, wantDetail: "observedResources.lastReportedAt 2263-01-01T00:00:00Z is in the future"},
 		{name: "capacity is another filter's business", spec: mcSpec{usage: "300"}},
 	})
+}
+
+// wrapAround and wrapAroundAgo lie 2^64 ns from now.
+var (
+	wrapAround    = now.Add(math.MaxInt64).Add(math.MaxInt64).Add(2)
+	wrapAroundAgo = now.Add(math.MinInt64).Add(math.MinInt64)
+)
+
+func reportedAt(at time.Time) func(*placement.Candidate) {
+	return func(c *placement.Candidate) { c.Scheduling.Properties.Status.ObservedResources.LastReportedAt = at }
 }

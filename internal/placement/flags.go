@@ -15,9 +15,14 @@ func AddFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.Var((*costsFlag)(&cfg.Resources), "placement-resource-costs",
 		"Resources placement counts and what an HCP costs of each, as name=HA/single-replica pairs separated by commas; the first is what weighers rank by")
 	fs.DurationVar(&cfg.MaxCapacityAge, "placement-max-capacity-age", cfg.MaxCapacityAge, "Oldest capacity report placement trusts")
-	fs.StringVar(&cfg.Weigher, "placement-weigher", cfg.Weigher, "How feasible management clusters are ranked: spread (most room first) or binpack (least room first)")
+	fs.StringVar(&cfg.Weigher, "placement-weigher", cfg.Weigher, "How feasible management clusters are ranked, one of "+strings.Join(Weighers, ", ")+
+		": spread (most of the first resource left first), binpack (least left first), dominant (lowest share of its ceiling of the most used counted resource first)")
 	fs.Float64Var(&cfg.PendingMultiplier, "placement-pending-multiplier", cfg.PendingMultiplier, "Score a management cluster loses per pending reservation, in units of the first resource")
-	fs.Float64Var(&cfg.Tolerance, "placement-tolerance", cfg.Tolerance, "Score distance from the best within which management clusters share placements by hash (0: always the best)")
+	fs.Float64Var(&cfg.Tolerance, "placement-tolerance", cfg.Tolerance, "Score distance from the best within which management clusters share placements by hash (0: always the best), for spread and binpack")
+	fs.Float64Var(&cfg.DominantTolerance, "placement-dominant-tolerance", cfg.DominantTolerance,
+		"The dominant weigher's tolerance, in percentage points of the dominant resource's ceiling (0: always the best)")
+	fs.StringVar(&cfg.CostSource, "placement-cost-source", cfg.CostSource, "Where per-HCP costs of resources other than swift NICs come from: "+CostSourceFlags+
+		" (--placement-resource-costs) or "+CostSourceRequirements+" (ARO-HCP's HCPResourceRequirements document, the flag costs while it cannot be used)")
 }
 
 // costsFlag reads "aro.openshift.io/swift-nic=3/1,cpu=2/1".

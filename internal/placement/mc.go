@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ func (m *Model) NewMC(mc *api.ManagementCluster, sched *api.ManagementClusterSch
 		}
 		if st.ObservedResources != nil {
 			out.reportedAt = st.ObservedResources.LastReportedAt
-			out.reportedNanos = out.reportedAt.UnixNano()
+			out.reportedNanos = unixNanos(out.reportedAt)
 			out.futureDetail = fmt.Sprintf("observedResources.lastReportedAt %s is in the future", out.reportedAt.UTC().Format(time.RFC3339))
 		}
 		out.count(lookup)
@@ -134,11 +135,35 @@ func (mc *MC) count(lookup ClusterLookup) {
 				continue
 			}
 			for i, cost := range m.costOf(id, lookup) {
-				available[i] -= cost
+				available[i] = minusSaturated(available[i], cost)
 			}
 		}
 	}
 	mc.counted, mc.ceiling, mc.available = true, ceiling, available
+}
+
+// unixNanos is t in Unix nanoseconds, clamped to [0, math.MaxInt64]. UnixNano wraps
+// round outside 1678–2262, so a report dated 2^64 ns (584 years) from now would read as
+// taken now; clamped, one before 1970 reads as old and one after 2262 as ahead, and the
+// freshness check's differences with a present-day clock cannot overflow.
+func unixNanos(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, 0)):
+		return 0
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// minusSaturated is a − b for b ≥ 0, math.MinInt64 where that would wrap round: a
+// document may report up to math.MaxInt64 milli-units used, and the costs charged on top
+// must leave the MC overcommitted, not turn it into one with room for anything.
+func minusSaturated(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
 }
 
 // ID is the MC's resource ID as stored.
