@@ -34,15 +34,22 @@ type mcState struct {
 type clusterState struct {
 	// intended is the SPC's spec.managementClusterResourceID, observed its status's.
 	intended, observed string
-	singleReplica      bool
-	// known is whether singleReplica comes from the cluster itself; an unknown cluster
-	// costs as much as an HA one, as placement counts it.
-	known bool
+	// singleReplica and nonSwift are the cluster's kind (the zero value is a SWIFT HA
+	// cluster); known is whether they come from the cluster itself: an unknown cluster
+	// costs as much as a SWIFT HA one, as placement counts it.
+	singleReplica bool
+	nonSwift      bool
+	known         bool
 	// ended: deleting, Failed or Canceled. It holds nothing any more, so its capacity may
 	// be given to another cluster once its reservation is released.
 	ended bool
 	// capacity is the SPC's CapacityAvailable condition, nil while it has none.
 	capacity *api.Condition
+}
+
+// placementCluster is the cluster as the engine counts it.
+func (c clusterState) placementCluster(id string) placement.Cluster {
+	return placement.Cluster{ResourceID: id, Swift: !c.nonSwift, SingleReplica: c.singleReplica}
 }
 
 // effective is where hcpsched counts the cluster: where Cluster Service was seen to put
@@ -98,7 +105,7 @@ func commitments(s snapshot, cfg placement.Config) []commitment {
 	}
 	lookup := func(id string) (placement.Cluster, bool) {
 		c, ok := s.clusters[strings.ToLower(id)]
-		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: c.singleReplica}, ok && c.known
+		return c.placementCluster(id), ok && c.known
 	}
 	var out []commitment
 	for _, mc := range s.mcs {
@@ -120,12 +127,15 @@ func commitments(s snapshot, cfg placement.Config) []commitment {
 			if c, ok := s.clusters[key]; ok && (c.ended || (c.effective() != "" && !strings.EqualFold(c.effective(), mc.id))) {
 				continue
 			}
-			live = append(live, r)
-			if _, counted := how[key]; !counted {
-				how[key] = "reservation"
-			} else {
+			if _, counted := how[key]; counted {
+				// Placed here and still reserved: one HCP, counted once. Placement charges
+				// such a cluster twice only while the MC reports it not ready, which is
+				// what the MC runs, not what hcpsched decided.
 				how[key] += "+reservation"
+				continue
 			}
+			live = append(live, r)
+			how[key] = "reservation"
 		}
 		// Placement's capacity of an MC whose only usage is hcpsched's commitments:
 		// the placed clusters stand in the not-ready list, which it charges at cost, and

@@ -95,7 +95,7 @@ func DefaultChaosOptions() ChaosOptions {
 // over-demand on a smaller region, with fewer kills over a shorter fault window.
 func ShortChaosOptions() ChaosOptions {
 	c := DefaultChaosOptions()
-	c.ManagementClusters, c.Clusters, c.Rate = 4, 60, 6
+	c.ManagementClusters, c.Clusters, c.Rate = 3, 60, 6
 	c.FaultDuration, c.Kills, c.KillEvery = 20*time.Second, 3, 5*time.Second
 	c.Timeout = 90 * time.Second
 	return c
@@ -249,7 +249,7 @@ func (c ChaosOptions) sizedNodes() int {
 	}
 	var cost float64
 	for n := 1; n <= c.Clusters; n++ {
-		cost += float64(clusterCost(c.SingleReplicaEvery > 0 && n%c.SingleReplicaEvery == 0))
+		cost += float64(clusterCost(c.mix().Kind(n)))
 	}
 	perMC := cost * c.Headroom / float64(c.ManagementClusters) / float64(mcsim.DefaultNodeSwiftNICs)
 	if c.Headroom < 1 {
@@ -258,13 +258,11 @@ func (c ChaosOptions) sizedNodes() int {
 	return int(math.Ceil(perMC))
 }
 
-// clusterCost is a cluster's swift NICs as placement counts them.
-func clusterCost(singleReplica bool) int64 {
-	nics := placement.DefaultConfig().Resources[0]
-	if singleReplica {
-		return nics.SingleReplica.Value()
-	}
-	return nics.HA.Value()
+// clusterCost is a cluster's swift NICs as placement counts them: none without VNet
+// integration.
+func clusterCost(k frontend.Kind) int64 {
+	cost := placement.NewModel(placement.DefaultConfig(), nil).Cost(placement.Cluster{Swift: k.Swift, SingleReplica: k.SingleReplica})
+	return cost[0] / 1000
 }
 
 // chaosRun is one chaos run's state beyond the session's.
@@ -307,17 +305,14 @@ func (r *chaosRun) note(format string, args ...any) {
 	r.s.progressf("[%6.1fs] %s", r.since().Seconds(), fmt.Sprintf(format, args...))
 }
 
-// singleReplica answers for the clusters the run created.
-func (r *chaosRun) singleReplica(key string) (bool, bool) {
-	r.s.seededMu.Lock()
-	defer r.s.seededMu.Unlock()
-	single, ours := r.s.singleReplica[key]
-	return single, ours
+// kind answers for the clusters the run created.
+func (r *chaosRun) kind(key string) (frontend.Kind, bool) {
+	return r.s.kindOf(key)
 }
 
 // sample checks the ceilings against the view as it is now.
 func (r *chaosRun) sample() {
-	snap := r.view.snapshot(r.since(), r.singleReplica)
+	snap := r.view.snapshot(r.since(), r.kind)
 	r.watchMu.Lock()
 	r.watch.observe(snap)
 	r.watchMu.Unlock()
@@ -471,7 +466,7 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 	}
 	// A last sample of the settled store, straight from it rather than the feeds.
 	r.watchMu.Lock()
-	r.watch.observe(end.view.snapshot(r.since(), r.singleReplica))
+	r.watch.observe(end.view.snapshot(r.since(), r.kind))
 	ceilings := r.watch.invariant()
 	r.watchMu.Unlock()
 	stop()

@@ -17,6 +17,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -62,14 +63,14 @@ type endInputs struct {
 	// misplaced is the cluster Cluster Service put elsewhere than pinned, failed the one
 	// it refused; lowercased resource IDs, or empty.
 	misplaced, failed string
-	// created are the run's clusters and singleReplica their modes.
-	created       []string
-	singleReplica func(key string) (bool, bool)
+	// created are the run's clusters and kind their kinds.
+	created []string
+	kind    func(key string) (frontend.Kind, bool)
 }
 
 // checkEnd reads the settled region straight from the store and Cluster Service.
 func (r *chaosRun) checkEnd(ctx context.Context) (endState, error) {
-	return r.s.checkEndState(ctx, endInputs{misplaced: r.misplaced, failed: r.failed, created: slices.Collect(maps.Keys(r.s.obs.createdAt())), singleReplica: r.singleReplica}, r.cfg)
+	return r.s.checkEndState(ctx, endInputs{misplaced: r.misplaced, failed: r.failed, created: slices.Collect(maps.Keys(r.s.obs.createdAt())), kind: r.kind}, r.cfg)
 }
 
 func (s *session) checkEndState(ctx context.Context, in endInputs, cfg placement.Config) (endState, error) {
@@ -77,7 +78,7 @@ func (s *session) checkEndState(ctx context.Context, in endInputs, cfg placement
 	if err := end.view.load(ctx); err != nil {
 		return end, err
 	}
-	snap := end.view.snapshot(0, in.singleReplica)
+	snap := end.view.snapshot(0, in.kind)
 	candidates := end.view.candidates()
 	mcs := make([]*api.ManagementCluster, 0, len(candidates))
 	for _, c := range candidates {
@@ -94,7 +95,7 @@ func (s *session) checkEndState(ctx context.Context, in endInputs, cfg placement
 	waiting := Invariant{Name: "every cluster that cannot fit waits with CapacityAvailable=False, reason InsufficientCapacity, and placement finds room for none of them"}
 	lookup := func(id string) (placement.Cluster, bool) {
 		c, ok := snap.clusters[strings.ToLower(id)]
-		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: c.singleReplica}, ok && c.known
+		return c.placementCluster(id), ok && c.known
 	}
 	for _, key := range created {
 		c := snap.clusters[key]
@@ -127,7 +128,7 @@ func (s *session) checkEndState(ctx context.Context, in endInputs, cfg placement
 			case cond.Status != api.ConditionFalse || cond.Reason != placement.ConditionReasonInsufficientCapacity:
 				waiting.Violations = append(waiting.Violations, fmt.Sprintf("%s waits with CapacityAvailable %s, reason %s: %s", key, cond.Status, cond.Reason, cond.Message))
 			}
-			d := placement.Decide(placement.Cluster{ResourceID: key, Swift: true, SingleReplica: c.singleReplica}, candidates, cfg, lookup, time.Now())
+			d := placement.Decide(c.placementCluster(key), candidates, cfg, lookup, time.Now())
 			if d.Outcome != placement.OutcomeCapacityExhausted {
 				waiting.Violations = append(waiting.Violations, fmt.Sprintf("%s waits, but placement's outcome for it now is %s: %s", key, d.Outcome, d.Message()))
 			}

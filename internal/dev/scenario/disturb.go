@@ -151,7 +151,7 @@ func (r *chaosRun) shrink(ctx context.Context, stamp int) error {
 	deadline := time.Now().Add(quiesceWait)
 	var committed int64
 	for {
-		snap := r.view.snapshot(r.since(), r.singleReplica)
+		snap := r.view.snapshot(r.since(), r.kind)
 		committed = 0
 		for _, c := range commitments(snap, r.cfg) {
 			if strings.EqualFold(c.mc, mc.String()) && c.resource == api.SwiftNIC {
@@ -180,7 +180,7 @@ func (r *chaosRun) shrink(ctx context.Context, stamp int) error {
 	r.s.region.pools.limit(localregion.AKSResourceID(stamp), target)
 	want := strconv.Itoa(target * mcsim.DefaultNodeSwiftNICs)
 	if err := r.waitView(ctx, fmt.Sprintf("stamp %d's ceiling of %s", stamp, want), func() bool {
-		for _, m := range r.view.snapshot(r.since(), r.singleReplica).mcs {
+		for _, m := range r.view.snapshot(r.since(), r.kind).mcs {
 			if strings.EqualFold(m.id, mc.String()) {
 				q, err := placement.ParseQuantity(m.ceiling[api.SwiftNIC])
 				return err == nil && strconv.FormatInt(q.Value(), 10) == want
@@ -219,7 +219,7 @@ func inFlight(s snapshot, mcID string) int {
 // cluster that Cluster Service will not create: its reservation must then be released.
 func (r *chaosRun) failPlaced(ctx context.Context) error {
 	for {
-		if c, ok := r.view.snapshot(r.since(), r.singleReplica).clusters[r.failed]; ok && c.intended != "" {
+		if c, ok := r.view.snapshot(r.since(), r.kind).clusters[r.failed]; ok && c.intended != "" {
 			break
 		}
 		if !sleepCtx(ctx, failPollWait) {
@@ -261,7 +261,7 @@ func (r *chaosRun) seedServiceProviderClusters(ctx context.Context) error {
 	resources := r.s.region.store.Container(api.ResourcesContainer)
 	done := map[string]bool{}
 	for {
-		snap := r.view.snapshot(r.since(), r.singleReplica)
+		snap := r.view.snapshot(r.since(), r.kind)
 		for key := range r.s.obs.createdAt() {
 			if c, ok := snap.clusters[key]; done[key] || !ok || c.capacity == nil {
 				continue
@@ -316,7 +316,7 @@ func resolve(s snapshot, created []string, candidates []placement.Candidate, cfg
 	var p resolution
 	lookup := func(id string) (placement.Cluster, bool) {
 		c, ok := s.clusters[strings.ToLower(id)]
-		return placement.Cluster{ResourceID: id, Swift: true, SingleReplica: c.singleReplica}, ok && c.known
+		return c.placementCluster(id), ok && c.known
 	}
 	unresolved := func(key, why string) {
 		p.unresolved++
@@ -340,7 +340,7 @@ func resolve(s snapshot, created []string, candidates []placement.Candidate, cfg
 		case c.capacity.Status != api.ConditionFalse || c.capacity.Reason != placement.ConditionReasonInsufficientCapacity:
 			unresolved(key, fmt.Sprintf("CapacityAvailable %s, %s", c.capacity.Status, c.capacity.Reason))
 		default:
-			d := placement.Decide(placement.Cluster{ResourceID: key, Swift: true, SingleReplica: c.singleReplica}, candidates, cfg, lookup, now)
+			d := placement.Decide(c.placementCluster(key), candidates, cfg, lookup, now)
 			if d.Outcome == placement.OutcomePlaced {
 				unresolved(key, "waits although stamp "+path.Base(path.Dir(path.Dir(d.Chosen.ManagementCluster.ResourceID)))+" has room")
 				continue
@@ -367,7 +367,7 @@ func (r *chaosRun) settle(ctx context.Context) error {
 	var resolvedSince time.Time
 	for {
 		created := slices.Collect(maps.Keys(r.s.obs.createdAt()))
-		p := resolve(r.view.snapshot(r.since(), r.singleReplica), created, r.view.candidates(), r.cfg, time.Now())
+		p := resolve(r.view.snapshot(r.since(), r.kind), created, r.view.candidates(), r.cfg, time.Now())
 		switch {
 		case p.unresolved > 0:
 			resolvedSince = time.Time{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -223,22 +224,21 @@ func (v *feedView) waitCaughtUp(ctx context.Context) bool {
 	return true
 }
 
-// snapshot is the view's state as the ceiling check reads it. singleReplica says, for the
-// clusters the run created, whether they are single-replica; others are learnt from their
-// documents.
-func (v *feedView) snapshot(at time.Duration, singleReplica func(key string) (bool, bool)) snapshot {
+// snapshot is the view's state as the ceiling check reads it. kind says, for the clusters
+// the run created, what kind they are; others are learnt from their documents.
+func (v *feedView) snapshot(at time.Duration, kind func(key string) (frontend.Kind, bool)) snapshot {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	s := snapshot{at: at, clusters: make(map[string]clusterState, len(v.spcs))}
 	state := func(key string) clusterState {
 		c := s.clusters[key]
-		if single, ours := singleReplica(key); ours {
-			c.singleReplica, c.known = single, true
+		if k, ours := kind(key); ours {
+			c.singleReplica, c.nonSwift, c.known = k.SingleReplica, !k.Swift, true
 		}
 		if doc, ok := v.clusters[key]; ok {
 			if !c.known {
-				f := doc.Properties.ServiceProvider().ExperimentalFeatures
-				c.singleReplica, c.known = f != nil && f.SingleReplica == api.SingleReplica, true
+				pc := placement.ClusterOf(key, doc)
+				c.singleReplica, c.nonSwift, c.known = pc.SingleReplica, !pc.Swift, true
 			}
 			c.ended = ended(doc)
 		}

@@ -50,11 +50,11 @@ type session struct {
 	obs      *observer
 	backends []backend
 	procs    []*processBackend
-	// seededMu guards seeded and singleReplica, which the creators fill.
-	seededMu      sync.Mutex
-	seeded        []seededField
-	singleReplica map[string]bool
-	began         time.Time
+	// seededMu guards seeded and kinds, which the creators fill.
+	seededMu sync.Mutex
+	seeded   []seededField
+	kinds    map[string]frontend.Kind
+	began    time.Time
 	// progressMu serialises progress lines: the disturber, the killer and the sampler
 	// print from their own goroutines to one writer.
 	progressMu sync.Mutex
@@ -99,7 +99,7 @@ func open(ctx context.Context, o Options) (_ *session, err error) {
 	if outDir == "" {
 		outDir = filepath.Join(root, "_output")
 	}
-	s := &session{o: o, root: root, logDir: filepath.Join(outDir, "scenario", o.label()), singleReplica: map[string]bool{}}
+	s := &session{o: o, root: root, logDir: filepath.Join(outDir, "scenario", o.label()), kinds: map[string]frontend.Kind{}}
 	// Logs of an earlier run would be mistaken for this one's.
 	if err := os.RemoveAll(s.logDir); err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func (s *session) createCluster(ctx context.Context, n int) error {
 	}
 	s.obs.recordCreated(doc.ResourceID, now)
 	s.seededMu.Lock()
-	s.singleReplica[strings.ToLower(doc.ResourceID)] = kind.SingleReplica
+	s.kinds[strings.ToLower(doc.ResourceID)] = kind
 	s.seededMu.Unlock()
 	return nil
 }
@@ -398,4 +398,12 @@ func (s *session) seedFleet(ctx context.Context) error {
 	}
 	s.addSeeded(append(mcs, schedulings...))
 	return nil
+}
+
+// kindOf is the kind of a cluster the run created; ours is false for any other.
+func (s *session) kindOf(key string) (k frontend.Kind, ours bool) {
+	s.seededMu.Lock()
+	defer s.seededMu.Unlock()
+	k, ours = s.kinds[key]
+	return k, ours
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -101,16 +102,28 @@ func TestNodesHoldTheClustersWithHeadroom(t *testing.T) {
 	o.Nodes = 7
 	assert.Equal(t, 7, o.nodes(3, 16))
 
-	// What the clusters cost: every 8th is single-replica.
+	// What the clusters cost, counted here by ARO-HCP's rule: every NonSwiftEvery-th
+	// has no VNet integration and takes no NIC, every other SingleReplicaEvery-th 1, the
+	// rest 3.
 	cost := func(c ChaosOptions) float64 {
-		single := c.Clusters / c.SingleReplicaEvery
-		return float64(3*(c.Clusters-single) + single)
+		var nics int
+		for n := 1; n <= c.Clusters; n++ {
+			switch {
+			case n%c.NonSwiftEvery == 0:
+			case n%c.SingleReplicaEvery == 0:
+				nics++
+			default:
+				nics += 3
+			}
+		}
+		return float64(nics)
 	}
 	for name, c := range map[string]ChaosOptions{"default": DefaultChaosOptions(), "short": ShortChaosOptions()} {
 		t.Run(name, func(t *testing.T) {
 			ceilings := float64(c.sizedNodes() * 16 * c.ManagementClusters)
-			assert.LessOrEqual(t, ceilings, 0.8*cost(c), "demand exceeds capacity")
-			assert.Greater(t, ceilings, 0.6*cost(c), "yet most clusters fit")
+			assert.LessOrEqual(t, ceilings, c.Headroom*cost(c), "demand exceeds capacity")
+			// Nodes come whole: rounding down loses less than one node per MC.
+			assert.Greater(t, ceilings+float64(16*c.ManagementClusters), c.Headroom*cost(c), "yet no more than a node per MC short of the headroom asked")
 		})
 	}
 	c := DefaultChaosOptions()
@@ -139,12 +152,7 @@ func TestEndStateChecksCatchWhatTheyClaim(t *testing.T) {
 	s.addSeeded(spcSeeded)
 
 	cfg := placement.DefaultConfig()
-	in := endInputs{created: slices.Collect(maps.Keys(s.obs.createdAt())), singleReplica: func(key string) (bool, bool) {
-		s.seededMu.Lock()
-		defer s.seededMu.Unlock()
-		single, ours := s.singleReplica[key]
-		return single, ours
-	}}
+	in := endInputs{created: slices.Collect(maps.Keys(s.obs.createdAt())), kind: s.kindOf}
 	end, err := s.checkEndState(ctx, in, cfg)
 	require.NoError(t, err)
 	require.Len(t, end.invariants, 7)
@@ -153,7 +161,7 @@ func TestEndStateChecksCatchWhatTheyClaim(t *testing.T) {
 	}
 	assert.Len(t, end.placed, o.Clusters)
 	watch := newCeilingWatch(cfg)
-	watch.observe(end.view.snapshot(0, in.singleReplica))
+	watch.observe(end.view.snapshot(0, in.kind))
 	assert.True(t, watch.invariant().Passed(), watch.invariant().Violations)
 	require.NotEmpty(t, s.seeded)
 
@@ -219,7 +227,7 @@ func TestEndStateChecksCatchWhatTheyClaim(t *testing.T) {
 	for _, inv := range end.invariants {
 		assert.False(t, inv.Passed(), "%s should fail", inv.Name)
 	}
-	watch.observe(end.view.snapshot(time.Second, in.singleReplica))
+	watch.observe(end.view.snapshot(time.Second, in.kind))
 	ceilings := watch.invariant()
 	require.False(t, ceilings.Passed())
 	assert.Contains(t, ceilings.Violations[1], "sample 2 at 1.0s: "+other)
@@ -246,7 +254,7 @@ func TestEndStateChecksCatchWhatTheyClaim(t *testing.T) {
 // clusters, no POSTs, no faults, no kills, no disturbance.
 func TestAnEmptyChaosRunFails(t *testing.T) {
 	c := DefaultChaosOptions()
-	s := &session{o: c.Options, obs: &observer{created: map[string]time.Time{}}, singleReplica: map[string]bool{}}
+	s := &session{o: c.Options, obs: &observer{created: map[string]time.Time{}}, kinds: map[string]frontend.Kind{}}
 	r := newChaosRun(s, c)
 	r.view = newFeedView(memory.New(), time.Second, slog.New(slog.DiscardHandler))
 	inv := r.exercised(&ChaosReport{Injected: map[string]int{}}, countPosts(nil), endState{})
