@@ -201,7 +201,7 @@ func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, view *candidate
 	d := view.Model.Decide(headroomCluster, view.MCs, now)
 	cost := view.Model.Cost(headroomCluster)
 	var total int64
-	for _, v := range d.Verdicts {
+	for _, v := range d.Verdicts() {
 		if v.Reason != "" && v.Reason != placement.ReasonInsufficientCapacity {
 			continue
 		}

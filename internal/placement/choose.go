@@ -10,47 +10,52 @@ import "math"
 // With no tolerance, the best score wins; ties go to the MC with fewer pending
 // reservations, then to the lowest lowercased resource ID. key is the cluster's
 // lowercased resource ID.
-func (m *Model) choose(key string, verdicts []Verdict) int {
+func (m *Model) choose(cluster uint64, mcs []*MC, verdicts []verdict) int {
 	tolerance := m.cfg.Tolerance
 	if m.cfg.Weigher == WeigherDominant {
 		tolerance = m.cfg.DominantTolerance
 	}
 	best := math.Inf(-1)
 	for i := range verdicts {
-		if v := &verdicts[i]; v.Reason == "" && v.Score > best {
-			best = v.Score
+		if v := &verdicts[i]; v.reason == 0 && v.score > best {
+			best = v.score
 		}
 	}
 	chosen := -1
 	if tolerance == 0 {
 		for i := range verdicts {
 			v := &verdicts[i]
-			if v.Reason != "" || v.Score < best {
+			if v.reason != 0 || v.score < best {
 				continue
 			}
-			if chosen < 0 || before(v.MC, verdicts[chosen].MC) {
+			if chosen < 0 || before(mcs[i], mcs[chosen]) {
 				chosen = i
 			}
 		}
 		return chosen
 	}
-	seed := fnvString(fnvOffset, key)
-	// A 0 byte between the cluster's ID and the MC's: FNV-1a's xor with it is a no-op.
-	seed *= fnvPrime
 	var top uint64
 	for i := range verdicts {
 		v := &verdicts[i]
-		if v.Reason != "" || v.Score < best-tolerance {
+		if v.reason != 0 || v.score < best-tolerance {
 			continue
 		}
-		// Rendezvous hashing: each cluster ranks the contenders its own way, by a hash of
-		// its ID and theirs.
-		h := fnvString(seed, v.MC.key)
-		if chosen < 0 || h > top || (h == top && v.MC.key < verdicts[chosen].MC.key) {
+		if h := rendezvous(cluster, mcs[i].hash); chosen < 0 || h > top || (h == top && mcs[i].key < mcs[chosen].key) {
 			chosen, top = i, h
 		}
 	}
 	return chosen
+}
+
+// rendezvous is a cluster's weight for one MC, from the hashes of their lowercased IDs;
+// the contender of highest weight wins (rendezvous hashing), so each cluster ranks the
+// contenders its own way. The MC's hash is made once per document version (NewMC), and
+// SplitMix64's finaliser spreads every bit of the pair over the weight.
+func rendezvous(cluster, mc uint64) uint64 {
+	z := cluster ^ (mc * 0x9e3779b97f4a7c15)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // before orders two equally scored MCs: fewer reservations first, then the lower ID.

@@ -42,31 +42,45 @@ const (
 // Outcomes lists every outcome, so that metrics can be initialised to zero.
 var Outcomes = []Outcome{OutcomePlaced, OutcomeNoManagementClusters, OutcomeNoEligible, OutcomeCapacityExhausted, OutcomeStaleData, OutcomeConflict, OutcomeError}
 
-// Verdict is the engine's judgement of one MC.
+// reasons indexes the reasons a compact verdict holds; 0 is none.
+var reasons = []Reason{"", ReasonUnschedulable, ReasonNotReady, ReasonNoSchedulingData, ReasonStaleCapacityData, ReasonInsufficientCapacity}
+
+func reasonCode(r Reason) uint8 {
+	for i, known := range reasons {
+		if known == r {
+			return uint8(i)
+		}
+	}
+	panic("placement: reason " + string(r) + " is not in reasons")
+}
+
+// verdict is one MC's judgement as a decision keeps it. It holds no pointer, so the
+// verdicts of a decision over a thousand MCs are one block the garbage collector never
+// scans: scanning pointerful verdicts was a third of a decision's cost.
+type verdict struct {
+	score float64
+	// reason indexes reasons; filter is the index in filters of the filter that
+	// rejected the MC, -1 when none did.
+	reason uint8
+	filter int8
+}
+
+// Verdict is the engine's judgement of one MC, as Decision.Verdict gives it.
 type Verdict struct {
 	// MC is the MC judged.
 	MC *MC
 	// Reason is empty when the MC is feasible.
 	Reason Reason
 	// Score ranks feasible MCs; higher is better.
-	Score float64
-	// detail explains a static rejection; short is 1 + the index of the resource an MC
-	// that does not fit is short of (0: none), need what the cluster needs of it.
+	Score  float64
 	detail string
-	short  int
-	need   int64
 }
 
 // ManagementCluster is the MC's resource ID as stored.
 func (v Verdict) ManagementCluster() string { return v.MC.ID() }
 
 // Detail explains the reason in a few words (which resource, how stale).
-func (v Verdict) Detail() string {
-	if v.short > 0 {
-		return shortDetail(v.MC, v.short-1, v.need)
-	}
-	return v.detail
-}
+func (v Verdict) Detail() string { return v.detail }
 
 // Available is what the MC has left of the named counted resource, in milli-units,
 // before this cluster; ok is false when its capacity could not be counted.
@@ -90,6 +104,44 @@ type Decision struct {
 	Chosen *MC
 	// Reused is true when the cluster already holds a reservation on the chosen MC, so no
 	// new reservation is written.
-	Reused   bool
-	Verdicts []Verdict
+	Reused bool
+
+	mcs      []*MC
+	verdicts []verdict
+	// probe is the cluster and the clock the MCs were judged for, to explain a rejection
+	// when asked.
+	probe judgement
+}
+
+// Len is how many MCs the decision judged.
+func (d Decision) Len() int { return len(d.verdicts) }
+
+// Verdict is the judgement of the i-th MC the decision was given. Its detail is worked
+// out now, by asking the filter that rejected the MC again: only what is read pays for
+// the formatting.
+func (d Decision) Verdict(i int) Verdict {
+	v, mc := d.verdicts[i], d.mcs[i]
+	out := Verdict{MC: mc, Reason: reasons[v.reason], Score: v.score}
+	switch {
+	case v.filter < 0:
+	case int(v.filter) == mc.rejectAt:
+		out.detail = mc.detail
+	default:
+		j := d.probe
+		j.mc, j.shortOf = mc, -1
+		_, out.detail = filters[v.filter].check(&j)
+		if j.shortOf >= 0 {
+			out.detail = shortDetail(mc, j.shortOf, j.cost[j.shortOf])
+		}
+	}
+	return out
+}
+
+// Verdicts is every MC's judgement, in the order the MCs were given.
+func (d Decision) Verdicts() []Verdict {
+	out := make([]Verdict, d.Len())
+	for i := range out {
+		out[i] = d.Verdict(i)
+	}
+	return out
 }

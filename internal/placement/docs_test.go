@@ -62,7 +62,7 @@ func TestDocsMatchCode(t *testing.T) {
 		{stamp: "1", reportedAgo: now.Sub(future), extraCeiling: cpu},
 		{stamp: "1", extraCeiling: cpu, rawUsage: api.ResourceList{}, readyIDs: []string{otherCluster(1)}},
 	} {
-		v := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(s), *withCPU(), nil, now).Verdicts[0]
+		v := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(s), *withCPU(), nil, now).Verdict(0)
 		require.Equal(t, placement.ReasonStaleCapacityData, v.Reason)
 		assert.Contains(t, doc, "`"+v.Detail()+"`")
 	}

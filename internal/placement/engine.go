@@ -12,26 +12,26 @@ import (
 // reservation on one that passes. Decide reads ready-made numbers only: it allocates
 // the verdicts and nothing per MC.
 func (m *Model) Decide(cluster Cluster, mcs []*MC, now time.Time) Decision {
-	d := Decision{Verdicts: make([]Verdict, len(mcs))}
+	key := lowerKey(cluster.ResourceID)
+	j := judgement{key: key, cost: m.Cost(cluster), hash: keyHash(key), now: now, nowNanos: now.UnixNano()}
+	d := Decision{mcs: mcs, verdicts: make([]verdict, len(mcs)), probe: j}
 	if len(mcs) == 0 {
 		d.Outcome = OutcomeNoManagementClusters
 		return d
 	}
-	key := lowerKey(cluster.ResourceID)
-	j := judgement{key: key, cost: m.Cost(cluster), hash: keyHash(key), now: now, nowNanos: now.UnixNano()}
 	reserved := -1
 	for i, mc := range mcs {
-		v := &d.Verdicts[i]
-		v.MC, j.mc = mc, mc
+		v := &d.verdicts[i]
+		j.mc = mc
 		j.judge(v)
-		if v.Reason != "" {
+		if v.reason != 0 {
 			continue
 		}
 		holds := mc.holds(key, j.hash)
 		if holds && (reserved < 0 || mc.key < mcs[reserved].key) {
 			reserved = i
 		}
-		v.Score = m.score(mc, j.cost, holds)
+		v.score = m.score(mc, j.cost, holds)
 	}
 	if reserved >= 0 {
 		// A crash between reserving and recording left this reservation: reuse it rather
@@ -39,11 +39,11 @@ func (m *Model) Decide(cluster Cluster, mcs []*MC, now time.Time) Decision {
 		d.Outcome, d.Chosen, d.Reused = OutcomePlaced, mcs[reserved], true
 		return d
 	}
-	if i := m.choose(key, d.Verdicts); i >= 0 {
+	if i := m.choose(j.hash, mcs, d.verdicts); i >= 0 {
 		d.Outcome, d.Chosen = OutcomePlaced, mcs[i]
 		return d
 	}
-	d.Outcome = classify(d.Verdicts)
+	d.Outcome = classify(d.verdicts)
 	return d
 }
 
@@ -66,10 +66,10 @@ func (m *Model) NewMCs(candidates []Candidate, lookup ClusterLookup) []*MC {
 
 // classify names why nothing fits. Missing or stale data wins over exhaustion: capacity
 // may exist where the engine could not look.
-func classify(verdicts []Verdict) Outcome {
+func classify(verdicts []verdict) Outcome {
 	var capacity, data bool
 	for _, v := range verdicts {
-		switch v.Reason {
+		switch reasons[v.reason] {
 		case ReasonInsufficientCapacity:
 			capacity = true
 		case ReasonNoSchedulingData, ReasonStaleCapacityData:
@@ -93,7 +93,7 @@ func lowerKey(id string) string { return strings.ToLower(id) }
 func (mc *MC) Fits(cluster Cluster, now time.Time) bool {
 	key := lowerKey(cluster.ResourceID)
 	j := judgement{mc: mc, key: key, cost: mc.model.Cost(cluster), hash: keyHash(key), now: now, nowNanos: now.UnixNano()}
-	var v Verdict
+	var v verdict
 	j.judge(&v)
-	return v.Reason == ""
+	return v.reason == 0
 }

@@ -188,9 +188,9 @@ func TestFilters(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.stamp = "1"
 			d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(tt.spec), exact(), nil, now)
-			require.Len(t, d.Verdicts, 1)
-			assert.Equal(t, tt.wantReason, d.Verdicts[0].Reason)
-			assert.Contains(t, d.Verdicts[0].Detail(), tt.wantDetail)
+			require.Equal(t, 1, d.Len())
+			assert.Equal(t, tt.wantReason, d.Verdict(0).Reason)
+			assert.Contains(t, d.Verdict(0).Detail(), tt.wantDetail)
 			assert.Equal(t, tt.wantReason == "", d.Outcome == placement.OutcomePlaced)
 		})
 	}
@@ -223,7 +223,7 @@ func TestCapacityArithmetic(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.stamp = "1"
 			d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true, SingleReplica: tt.singleReplica}, candidates(tt.spec), exact(), lookup, now)
-			assert.Equal(t, tt.wantAvailable*1000, nics(d.Verdicts[0]))
+			assert.Equal(t, tt.wantAvailable*1000, nics(d.Verdict(0)))
 			assert.Equal(t, tt.wantFits, d.Outcome == placement.OutcomePlaced, d.Message())
 		})
 	}
@@ -237,8 +237,8 @@ func TestMoreResources(t *testing.T) {
 		{stamp: "2", ceiling: "10", extraCeiling: api.ResourceList{"cpu": "64"}, extraUsage: api.ResourceList{"cpu": "1"}},
 	}
 	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(specs...), cfg, nil, now)
-	assert.Equal(t, placement.ReasonInsufficientCapacity, d.Verdicts[0].Reason, "cpu is short on stamp 1 though it has the most swift NICs")
-	assert.Contains(t, d.Verdicts[0].Detail(), "cpu 500m available, 2 needed")
+	assert.Equal(t, placement.ReasonInsufficientCapacity, d.Verdict(0).Reason, "cpu is short on stamp 1 though it has the most swift NICs")
+	assert.Contains(t, d.Verdict(0).Detail(), "cpu 500m available, 2 needed")
 	assert.Equal(t, "2", chosenStamp(t, d))
 }
 
@@ -305,7 +305,7 @@ func TestReservationIsReused(t *testing.T) {
 	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(specs...), exact(), nil, now)
 	assert.Equal(t, "2", chosenStamp(t, d), "the reservation left by a crash is reused even though stamp 1 has more room")
 	assert.True(t, d.Reused)
-	assert.Equal(t, int64(0), nics(d.Verdicts[1]), "its own reservation is already counted")
+	assert.Equal(t, int64(0), nics(d.Verdict(1)), "its own reservation is already counted")
 
 	specs[1].unschedulable = true
 	d = placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, candidates(specs...), exact(), nil, now)

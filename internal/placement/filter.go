@@ -57,23 +57,21 @@ var dynamicFilters = func() []int {
 
 // judge runs the filters over j.mc for one decision into v: the static ones' verdict
 // was recorded by NewMC, the others run now, in the filters' order.
-func (j *judgement) judge(v *Verdict) {
+func (j *judgement) judge(v *verdict) {
 	mc := j.mc
 	j.shortOf = -1
+	v.filter = -1
 	for _, i := range dynamicFilters {
 		if mc.rejectAt < i {
 			break
 		}
-		if reason, detail := filters[i].check(j); reason != "" {
-			v.Reason, v.detail = reason, detail
-			if j.shortOf >= 0 {
-				v.short, v.need = j.shortOf+1, j.cost[j.shortOf]
-			}
+		if reason, _ := filters[i].check(j); reason != "" {
+			v.reason, v.filter = reasonCode(reason), int8(i)
 			return
 		}
 	}
 	if mc.rejectAt < len(filters) {
-		v.Reason, v.detail = mc.reason, mc.detail
+		v.reason, v.filter = mc.reasonCode, int8(mc.rejectAt)
 	}
 }
 

@@ -29,15 +29,18 @@ type MC struct {
 	Scheduling        *api.ManagementClusterScheduling
 
 	model *Model
-	// key is the lowercased resource ID: ties, hashes and reservations compare by it.
+	// key is the lowercased resource ID: ties, hashes and reservations compare by it;
+	// hash is its keyHash, for the rendezvous choice.
 	key    string
+	hash   uint64
 	status *api.SchedulingStatus
 
 	// rejectAt is the index in filters of the first static filter that rejects the MC,
 	// len(filters) when none does; reason and detail are what it said.
-	rejectAt int
-	reason   Reason
-	detail   string
+	rejectAt   int
+	reason     Reason
+	reasonCode uint8
+	detail     string
 
 	// conditions names the first scheduling condition that is not True, "" when both are.
 	conditions string
@@ -64,6 +67,7 @@ type MC struct {
 // decision time, so an MC must be rebuilt when a cluster it lists changes.
 func (m *Model) NewMC(mc *api.ManagementCluster, sched *api.ManagementClusterScheduling, lookup ClusterLookup) *MC {
 	out := &MC{ManagementCluster: mc, Scheduling: sched, model: m, key: strings.ToLower(mc.ResourceID)}
+	out.hash = keyHash(out.key)
 	if sched != nil {
 		out.status = sched.Properties.Status
 	}
@@ -94,7 +98,7 @@ func (m *Model) NewMC(mc *api.ManagementCluster, sched *api.ManagementClusterSch
 			continue
 		}
 		if reason, detail := f.check(&judgement{mc: out}); reason != "" {
-			out.rejectAt, out.reason, out.detail = i, reason, detail
+			out.rejectAt, out.reason, out.reasonCode, out.detail = i, reason, reasonCode(reason), detail
 			break
 		}
 	}

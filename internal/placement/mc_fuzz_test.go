@@ -113,7 +113,7 @@ func FuzzNewMC(f *testing.F) {
 				holds = holds || strings.EqualFold(id, clusterID)
 			}
 		}
-		for i, v := range d.Verdicts {
+		for i, v := range d.Verdicts() {
 			assert.Equal(t, v.Reason == "", v.MC.Fits(cluster, at), "Fits agrees with the decision")
 			available, ok := v.MC.Available()
 			if v.Reason != "" {
@@ -144,7 +144,7 @@ func FuzzNewMC(f *testing.F) {
 		if d.Chosen != nil {
 			idx := slices.Index(mcs, d.Chosen)
 			require.GreaterOrEqual(t, idx, 0, "the chosen MC is one of those given")
-			assert.Empty(t, d.Verdicts[idx].Reason)
+			assert.Empty(t, d.Verdict(idx).Reason)
 		}
 
 		after, err := api.Encode(sched)

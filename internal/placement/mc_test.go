@@ -45,7 +45,7 @@ func TestAvailableDoesNotWrapRound(t *testing.T) {
 				assert.LessOrEqual(t, a, ceiling.MilliValue(), "%s: nothing is left beyond the ceiling", m.Resources()[i])
 			}
 			d := m.Decide(tt.cluster, m.NewMCs([]placement.Candidate{c}, nil), now)
-			assert.Equal(t, placement.ReasonInsufficientCapacity, d.Verdicts[0].Reason, d.Message())
+			assert.Equal(t, placement.ReasonInsufficientCapacity, d.Verdict(0).Reason, d.Message())
 			assert.Equal(t, placement.OutcomeCapacityExhausted, d.Outcome)
 		})
 	}

@@ -20,16 +20,17 @@ func (d Decision) Message() string {
 		return "placed on " + shortName(d.Chosen.ID())
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "0 of %d management clusters fit:", len(d.Verdicts))
-	for i, v := range d.Verdicts {
+	fmt.Fprintf(&b, "0 of %d management clusters fit:", d.Len())
+	for i := range d.Len() {
+		v := d.Verdict(i)
 		part := fmt.Sprintf(" %s: %s", shortName(v.ManagementCluster()), v.Reason)
 		if detail := v.Detail(); detail != "" {
 			part += " (" + detail + ")"
 		}
-		if i < len(d.Verdicts)-1 {
+		if i < d.Len()-1 {
 			part += ";"
 		}
-		rest := fmt.Sprintf(" ... and %d more", len(d.Verdicts)-i)
+		rest := fmt.Sprintf(" ... and %d more", d.Len()-i)
 		if b.Len()+len(part) > MaxMessageLength-len(rest) {
 			b.WriteString(rest)
 			break

@@ -388,8 +388,8 @@ func TestAvailableResourcesWithoutACeiling(t *testing.T) {
 	m := placement.NewModel(exact(), nil)
 	assert.Equal(t, []int64{-3_000}, available(t, m, c, nil))
 	d := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now)
-	assert.Equal(t, placement.ReasonNoSchedulingData, d.Verdicts[0].Reason)
-	assert.Equal(t, "no scale ceiling for "+api.SwiftNIC, d.Verdicts[0].Detail())
+	assert.Equal(t, placement.ReasonNoSchedulingData, d.Verdict(0).Reason)
+	assert.Equal(t, "no scale ceiling for "+api.SwiftNIC, d.Verdict(0).Detail())
 	assert.Equal(t, placement.OutcomeStaleData, d.Outcome)
 }
 
@@ -495,5 +495,5 @@ func TestParityTieOnPendingWithoutTheMultiplier(t *testing.T) {
 	}
 	d := placement.Decide(placement.Cluster{ResourceID: clusterID, Swift: true}, mcs, cfg, nil, now)
 	assert.Equal(t, "2", chosenStamp(t, d))
-	assert.Equal(t, d.Verdicts[0].Score, d.Verdicts[1].Score, "both have 30 NICs left")
+	assert.Equal(t, d.Verdict(0).Score, d.Verdict(1).Score, "both have 30 NICs left")
 }

@@ -114,9 +114,9 @@ func TestDominantScore(t *testing.T) {
 				cluster = tt.cluster
 			}
 			d := m.Decide(cluster, m.NewMCs([]placement.Candidate{c}, nil), now)
-			require.Equal(t, placement.Reason(""), d.Verdicts[0].Reason, d.Message())
-			assert.InDelta(t, -tt.wantShare, d.Verdicts[0].Score, delta)
-			assert.LessOrEqual(t, d.Verdicts[0].Score, 0.0)
+			require.Equal(t, placement.Reason(""), d.Verdict(0).Reason, d.Message())
+			assert.InDelta(t, -tt.wantShare, d.Verdict(0).Score, delta)
+			assert.LessOrEqual(t, d.Verdict(0).Score, 0.0)
 		})
 	}
 }
@@ -128,8 +128,8 @@ func TestDominantScoreAboveTheCeilingDoesNotFit(t *testing.T) {
 	c.Scheduling.Properties.Status.ObservedResources.Requests["memory"] = "16Gi"
 	m := placement.NewModel(phase2("1m", "1Mi"), nil)
 	d := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now)
-	assert.Equal(t, placement.ReasonInsufficientCapacity, d.Verdicts[0].Reason)
-	assert.True(t, strings.HasPrefix(d.Verdicts[0].Detail(), "memory -"), d.Verdicts[0].Detail())
+	assert.Equal(t, placement.ReasonInsufficientCapacity, d.Verdict(0).Reason)
+	assert.True(t, strings.HasPrefix(d.Verdict(0).Detail(), "memory -"), d.Verdict(0).Detail())
 	assert.Equal(t, placement.OutcomeCapacityExhausted, d.Outcome)
 }
 
@@ -162,7 +162,7 @@ func TestDominantScoreInputs(t *testing.T) {
 					} else {
 						list[r] = value
 					}
-					v := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now).Verdicts[0]
+					v := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now).Verdict(0)
 					assert.Equal(t, wantReason, v.Reason)
 					if wantDetail != "" {
 						assert.Equal(t, wantDetail, v.Detail())
@@ -178,7 +178,7 @@ func TestDominantScoreInputs(t *testing.T) {
 		delete(st.ObservedResources.Usage, "cpu")
 		delete(st.ObservedResources.Requests, "cpu")
 		st.ReadyResourceIDs = []string{hcp("running")}
-		v := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now).Verdicts[0]
+		v := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now).Verdict(0)
 		assert.Equal(t, placement.ReasonStaleCapacityData, v.Reason)
 		assert.Equal(t, "observedResources.usage has no cpu", v.Detail())
 	})
@@ -205,7 +205,7 @@ func TestDominantScoreReportAge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := contentionBase()
 			c.Scheduling.Properties.Status.ObservedResources.LastReportedAt = tt.reportedAt
-			v := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now).Verdicts[0]
+			v := m.Decide(placement.Cluster{ResourceID: clusterID}, m.NewMCs([]placement.Candidate{c}, nil), now).Verdict(0)
 			if tt.wantDetail == "" {
 				assert.Equal(t, placement.Reason(""), v.Reason)
 				assert.InDelta(t, -25, v.Score, 0.05)
@@ -516,8 +516,8 @@ func TestRequirementsCostsDecide(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := placement.NewModel(requirementsConfig(tt.source), requirementsDoc(t))
 			d := m.Decide(swiftHA, m.NewMCs(tt.mcs, nil), now)
-			assert.Equal(t, tt.wantReason, d.Verdicts[0].Reason)
-			assert.True(t, strings.HasPrefix(d.Verdicts[0].Detail(), tt.wantDetail), d.Verdicts[0].Detail())
+			assert.Equal(t, tt.wantReason, d.Verdict(0).Reason)
+			assert.True(t, strings.HasPrefix(d.Verdict(0).Detail(), tt.wantDetail), d.Verdict(0).Detail())
 			if tt.wantReason == placement.ReasonInsufficientCapacity {
 				assert.Equal(t, placement.OutcomeCapacityExhausted, d.Outcome)
 			}
@@ -570,7 +570,7 @@ func TestPhase2OnTheStoredDocuments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := m.Decide(tt.cluster, mcs, at)
 			require.Equal(t, placement.OutcomePlaced, d.Outcome, d.Message())
-			assert.InDelta(t, -tt.wantShare, d.Verdicts[0].Score, 1e-9)
+			assert.InDelta(t, -tt.wantShare, d.Verdict(0).Score, 1e-9)
 		})
 	}
 	assert.Greater(t, cpu, memory, "the non-SWIFT row is cpu's")
