@@ -321,7 +321,7 @@ func startVersionSimulator(ctx context.Context, o Options, emu *emulator.Emulato
 // versionsDone receives the version simulator's result should it stop.
 func drive(ctx context.Context, o Options, out io.Writer, store database.Store, csURL string, sup *supervisor, emulatorDone <-chan struct{}, versionsDone <-chan error) error {
 	obs := &observer{store: store, csURL: csURL, client: &http.Client{Timeout: 10 * time.Second},
-		created: map[string]time.Time{}, singleReplica: map[string]bool{}}
+		created: map[string]time.Time{}, kinds: map[string]frontend.Kind{}}
 	start := time.Now()
 	var deadline <-chan time.Time
 	if o.ExitWhenSettled {
@@ -392,7 +392,7 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			}
 			key := strings.ToLower(doc.ResourceID)
 			obs.created[key] = now
-			obs.singleReplica[key] = kind.SingleReplica
+			obs.kinds[key] = kind
 		case <-progress.C:
 			s, err := obs.snapshot(ctx)
 			if err != nil {

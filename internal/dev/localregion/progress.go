@@ -12,6 +12,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
@@ -56,8 +57,8 @@ type observer struct {
 	client *http.Client
 	// created is when each generated cluster was written, by lowercased resource ID.
 	created map[string]time.Time
-	// singleReplica marks the generated single-replica clusters.
-	singleReplica map[string]bool
+	// kinds are the generated clusters' kinds.
+	kinds map[string]frontend.Kind
 }
 
 func (o *observer) snapshot(ctx context.Context) (snapshot, error) {
@@ -180,11 +181,21 @@ func listDocuments[P any](ctx context.Context, c database.Container, resourceTyp
 	return out, nil
 }
 
+// cost is the swift NICs a generated cluster's reservation holds, as placement counts
+// it: none for a cluster without VNet integration, as much as a SWIFT HA one for a
+// cluster the run did not make.
 func (o *observer) cost(resourceID string) int64 {
-	if o.singleReplica[strings.ToLower(resourceID)] {
+	k, ours := o.kinds[strings.ToLower(resourceID)]
+	switch {
+	case !ours:
+		return mcsim.DefaultHASwiftNICs
+	case !k.Swift:
+		return 0
+	case k.SingleReplica:
 		return mcsim.DefaultSingleSwiftNICs
+	default:
+		return mcsim.DefaultHASwiftNICs
 	}
-	return mcsim.DefaultHASwiftNICs
 }
 
 func quantity(s string) int64 {
