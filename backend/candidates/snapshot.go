@@ -42,6 +42,9 @@ type Snapshot struct {
 	changed bool
 	// listeners hear of every MC parsed again (the WaitingRoom).
 	listeners []func(old, updated *placement.MC)
+	// synced are the registrations of the snapshot's event handlers, to tell when they
+	// have seen what the caches first listed.
+	synced []cache.ResourceEventHandlerRegistration
 
 	view atomic.Pointer[View]
 }
@@ -107,13 +110,29 @@ func New(c informers.Caches, cfg placement.Config) (*Snapshot, error) {
 		{c.Clusters(), clusterHandler(s.clusterChanged)},
 		{c.HCPResourceRequirements(), keyHandler(func(any) string { return "all" }, func(string) { s.remodel() })},
 	} {
-		if _, err := h.inf.AddEventHandler(h.handler); err != nil {
+		reg, err := h.inf.AddEventHandler(h.handler)
+		if err != nil {
 			return nil, fmt.Errorf("watching the caches for placement's snapshot: %w", err)
 		}
+		s.synced = append(s.synced, reg)
 	}
 	c.ManagementClusters().OnAssume(s.refresh)
 	c.ManagementClusterSchedulings().OnAssume(func(key string) { s.refresh(managementClusterOf(key)) })
 	return s, nil
+}
+
+// HasSynced says whether the snapshot has parsed every document the caches first
+// listed. The caches' own sync is not enough: the snapshot hears of what they listed
+// through its event handlers, which run behind them, so a process that decides or
+// exports metrics as soon as the caches synced would see MCs missing, or without their
+// scheduling documents. Wait for it after the caches (cache.WaitForCacheSync).
+func (s *Snapshot) HasSynced() bool {
+	for _, r := range s.synced {
+		if !r.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 // managementClusterOf is the MC key of a scheduling document's resource ID.
