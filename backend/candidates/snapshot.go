@@ -36,6 +36,12 @@ type Snapshot struct {
 	model *placement.Model
 	// entries are the parsed MCs by MC key.
 	entries map[string]*entry
+	// keys are the entries' keys in order, and parsed their MCs, aligned: kept in order as
+	// MCs come and go, so that publishing a view after a change copies the pointers
+	// rather than sorting a thousand keys (a sort cost 200 µs at 1,000 MCs, four decisions'
+	// worth, and under load every reservation changes an MC). Views get copies.
+	keys   []string
+	parsed []*placement.MC
 	// listedBy maps a cluster key to the keys of the MCs whose entry lists it.
 	listedBy map[string]map[string]bool
 	// changed says that entries changed since view was published.
@@ -154,16 +160,7 @@ func (s *Snapshot) Current() *View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.changed {
-		keys := make([]string, 0, len(s.entries))
-		for k := range s.entries {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		mcs := make([]*placement.MC, len(keys))
-		for i, k := range keys {
-			mcs[i] = s.entries[k].mc
-		}
-		s.view.Store(&View{Model: s.model, MCs: mcs})
+		s.view.Store(&View{Model: s.model, MCs: slices.Clone(s.parsed)})
 		s.changed = false
 	}
 	return s.view.Load()
@@ -206,6 +203,10 @@ func (s *Snapshot) refreshLocked(key string) {
 		// Gone from the cache (or never there): nothing to place on.
 		if old != nil {
 			delete(s.entries, key)
+			if i, found := slices.BinarySearch(s.keys, key); found {
+				s.keys = slices.Delete(s.keys, i, i+1)
+				s.parsed = slices.Delete(s.parsed, i, i+1)
+			}
 			s.changed = true
 			s.tell(oldMC, nil)
 		}
@@ -230,6 +231,12 @@ func (s *Snapshot) refreshLocked(key string) {
 		s.listedBy[id][key] = true
 	}
 	s.entries[key] = e
+	if i, found := slices.BinarySearch(s.keys, key); found {
+		s.parsed[i] = e.mc
+	} else {
+		s.keys = slices.Insert(s.keys, i, key)
+		s.parsed = slices.Insert(s.parsed, i, e.mc)
+	}
 	s.changed = true
 	s.tell(oldMC, e.mc)
 }
