@@ -581,3 +581,50 @@ func TestCurrentWhileEventsArrive(t *testing.T) {
 		}
 	}
 }
+
+// The fleet rewrites the requirements document every five minutes, if only its
+// lastReportedAt: a rewrite that leaves every per-HCP cost as it was parses no MC again
+// (at 1,000 MCs that is some 17 ms under the snapshot's lock, every decision waiting).
+func TestRequirementsRewrittenAlikeParsesNothing(t *testing.T) {
+	w := newWorld(t)
+	for i := range 2 {
+		rid := w.mc(api.ManagementClusterResourceID(fmt.Sprint(i + 1)))
+		w.scheduling(rid, report{ceiling: 30})
+	}
+	_, err := w.fleet.Create(t.Context(), api.HCPResourceRequirementsDefaultName, requirementsFixture(t, nil))
+	require.NoError(t, err)
+	s, c := w.start(costed(placement.CostSourceRequirements))
+	source, _ := s.Current().Model.Costs()
+	require.Equal(t, placement.CostSourceRequirements, source)
+	var parses atomic.Int64
+	s.Listen(func(_, _ *placement.MC) { parses.Add(1) })
+	before := s.Current()
+
+	requirements := c.HCPResourceRequirements().Lister()
+	edit := func(f func(st *api.HCPResourceRequirementsStatus)) string {
+		doc, err := database.Get[api.HCPResourceRequirementsProperties](t.Context(), w.fleet, api.HCPResourceRequirementsDefaultName, api.HCPResourceRequirementsDefaultID)
+		require.NoError(t, err)
+		f(doc.Properties.Status)
+		written, err := database.Replace(t.Context(), w.fleet, doc)
+		require.NoError(t, err)
+		return written.ETag
+	}
+	etag := edit(func(st *api.HCPResourceRequirementsStatus) {
+		st.LastReportedAt = st.LastReportedAt.Add(5 * time.Minute)
+	})
+	// Cached before the next write, so that the handler hears of both, in order.
+	require.Eventually(t, func() bool {
+		d, err := requirements.Get(api.HCPResourceRequirementsDefaultID)
+		return err == nil && d.ETag == etag
+	}, within, tick)
+	edit(func(st *api.HCPResourceRequirementsStatus) { st.AverageRequests["cpu"] = "4" })
+	require.Eventually(t, func() bool {
+		cpu := s.Current().Model.Cost(placement.Cluster{Swift: true})[1]
+		return cpu == 4000
+	}, within, tick, "the second rewrite changes the cpu cost")
+
+	assert.Equal(t, int64(2), parses.Load(), "only the rewrite that changed a cost parsed the two MCs again")
+	for _, mc := range before.MCs {
+		assert.NotSame(t, mc, mcIn(s.Current(), api.MustParseResourceID(mc.ID())))
+	}
+}
