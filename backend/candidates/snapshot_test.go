@@ -524,7 +524,7 @@ func TestCurrentWhileEventsArrive(t *testing.T) {
 	var ids []*api.ResourceID
 	for i := range mcs {
 		rid := w.mc(api.ManagementClusterResourceID(fmt.Sprint(i)))
-		w.scheduling(rid, report{ceiling: 300})
+		w.scheduling(rid, report{ceiling: 300, notReady: []string{clusterID(fmt.Sprint("listed-", i)).Key()}})
 		ids = append(ids, rid)
 	}
 	s, c := w.start(placement.DefaultConfig())
@@ -570,7 +570,12 @@ func TestCurrentWhileEventsArrive(t *testing.T) {
 		if i%10 == 0 {
 			w.mc(api.ManagementClusterResourceID(fmt.Sprint("new-", i)))
 		}
+		if i%5 == 0 {
+			// A listed cluster arrives: its MC is parsed again from the cluster handler.
+			w.cluster(clusterID(fmt.Sprint("listed-", i/5)), nonSwiftHA)
+		}
 	}
+	// MC 7's listed cluster (listed-7) arrived at i = 35, costing nothing.
 	leftIs(t, s, ids[39%mcs], 300-39, "the last write")
 	cancel()
 	readers.Wait()
