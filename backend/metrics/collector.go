@@ -98,7 +98,7 @@ func NewCollector(caches informers.Caches, snapshot *candidates.Snapshot, now fu
 			"Unix time placement chose the cluster's management cluster (ServiceProviderCluster spec.managementClusterPlacementTime); absent until placed.",
 			[]string{labelResourceID}, nil),
 		headroom: prometheus.NewDesc(RegionHeadroomName,
-			"How many more highly available HCPs fit now across the management clusters the placement engine would consider apart from capacity (schedulable, ready, with fresh scheduling data).",
+			"How many more highly available SWIFT HCPs (VNet-integrated, 3 swift NICs each: the costliest kind) fit now across the management clusters the placement engine would consider apart from capacity (schedulable, ready, with fresh scheduling data).",
 			nil, nil),
 		reportAge: prometheus.NewDesc(CapacityReportAgeName,
 			"Seconds since the management cluster's capacity was last reported (scheduling status.observedResources.lastReportedAt); absent when it never was. Never negative: a report dated ahead by up to the clock-skew allowance reads 0, one dated further ahead +Inf, as placement does not believe it (StaleCapacityData).",

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/backend/metrics"
@@ -69,9 +70,52 @@ func (w world) spc(t *testing.T, cluster *api.ResourceID, intended, observed str
 	require.NoError(t, err)
 }
 
-// mc stores a ready, schedulable MC with a fresh swift-NIC report of ceiling and usage
-// taken at reportedAt, holding the given reservations; mutate changes the MC first.
+// subnet is a VNet integration subnet: a cluster with one is a SWIFT cluster, whose
+// control plane takes swift NICs.
+const subnet = "/subscriptions/" + sub + "/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/hcp"
+
+// swift gives a cluster VNet integration (customerProperties.platform.vnetIntegrationSubnetId).
+func swift(p *api.ClusterProperties) { p.CustomerProperties.Platform.VnetIntegrationSubnetID = subnet }
+
+// singleReplica makes a cluster's control plane single-replica.
+func singleReplica(p *api.ClusterProperties) {
+	p.ServiceProviderProperties.ExperimentalFeatures = &api.ExperimentalFeatures{SingleReplica: api.SingleReplica}
+}
+
+// aroStatus is a scheduling status as ARO-HCP's fleet mirrors a capacity report taken at
+// reportedAt: conditions current, swift NICs in the ceiling, usage and requests (the agent
+// reports NIC usage as the NICs requested), cpu and memory beside them, which the
+// default configuration does not count, and the given reservations.
+func aroStatus(reportedAt time.Time, ceiling, usage, requests int, pending ...string) *api.SchedulingStatus {
+	return &api.SchedulingStatus{
+		Conditions: []api.Condition{
+			{Type: api.SchedulingConditionCapacityDataCurrent, Status: api.ConditionTrue, Reason: "DataCollected", LastTransitionTime: reportedAt},
+			{Type: api.SchedulingConditionScalingDataCurrent, Status: api.ConditionTrue, Reason: "DataCollected", LastTransitionTime: reportedAt},
+		},
+		ObservedResources: &api.ObservedResources{
+			LastReportedAt: reportedAt,
+			Capacity:       api.ResourceList{api.SwiftNIC: "128", "cpu": "126560m", "memory": "602245408Ki"},
+			Usage:          api.ResourceList{api.SwiftNIC: fmt.Sprint(usage), "cpu": "3617m", "memory": "21783532Ki"},
+			Requests:       api.ResourceList{api.SwiftNIC: fmt.Sprint(requests), "cpu": "7260m", "memory": "28416Mi"},
+		},
+		ScaleCeiling: &api.ScaleCeiling{
+			LastReportedAt: reportedAt,
+			Capacity:       api.ResourceList{api.SwiftNIC: fmt.Sprint(ceiling), "cpu": "316400m", "memory": "1691633152Ki"},
+		},
+		PendingAssignedClusters: pending,
+	}
+}
+
+// mc stores a ready, schedulable MC with a fresh report of a swift-NIC ceiling and usage
+// (requests alike) taken at reportedAt, holding the given reservations; mutate changes
+// the MC first.
 func (w world) mc(t *testing.T, stamp string, ceiling, usage int, reportedAt time.Time, pending []string, mutate ...func(*api.ManagementClusterProperties)) *api.ResourceID {
+	t.Helper()
+	return w.mcWith(t, stamp, aroStatus(reportedAt, ceiling, usage, usage, pending...), mutate...)
+}
+
+// mcWith stores a ready, schedulable MC with the given scheduling status.
+func (w world) mcWith(t *testing.T, stamp string, status *api.SchedulingStatus, mutate ...func(*api.ManagementClusterProperties)) *api.ResourceID {
 	t.Helper()
 	rid := controllertest.CreateManagementCluster(t, w.fleet, stamp, "shard-"+stamp)
 	if len(mutate) > 0 {
@@ -84,7 +128,7 @@ func (w world) mc(t *testing.T, stamp string, ceiling, usage int, reportedAt tim
 		require.NoError(t, err)
 	}
 	_, err := database.Create(t.Context(), w.fleet, api.NewDocument(api.SchedulingResourceID(rid), mustFleetPK(t, rid), api.ManagementClusterSchedulingProperties{
-		Status: controllertest.SchedulingStatus(reportedAt, ceiling, usage, pending...),
+		Status: status,
 	}))
 	require.NoError(t, err)
 	return rid
@@ -97,21 +141,30 @@ func mustFleetPK(t *testing.T, rid *api.ResourceID) string {
 	return pk
 }
 
-// scrape registers the collectors on a fresh registry, as the backend does, starts the
-// caches over the stored documents, and watches them for mutation until the test ends.
+// scrape registers the collectors on a fresh registry, as the backend does, with the
+// default placement configuration, starts the caches over the stored documents, and
+// watches them for mutation until the test ends.
 func scrape(t *testing.T, store database.Store) *prometheus.Registry {
+	t.Helper()
+	return scrapeWith(t, store, placement.DefaultConfig())
+}
+
+// scrapeWith is scrape with placement configured by cfg. It waits for the snapshot as
+// well as the caches: the snapshot parses what the caches listed behind them.
+func scrapeWith(t *testing.T, store database.Store, cfg placement.Config) *prometheus.Registry {
 	t.Helper()
 	f, err := informers.NewFactory(store, informers.Options{PollInterval: 5 * time.Millisecond, Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	caches := informers.NewCaches(f)
 	reg := prometheus.NewPedanticRegistry()
-	snapshot, err := candidates.New(caches, placement.DefaultConfig())
+	snapshot, err := candidates.New(caches, cfg)
 	require.NoError(t, err)
 	reg.MustRegister(metrics.NewCollector(caches, snapshot, func() time.Time { return now }))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f.Start(ctx)
 	require.True(t, f.WaitForCacheSync(t.Context()))
+	require.True(t, cache.WaitForCacheSync(t.Context().Done(), snapshot.HasSynced))
 	informertest.DetectMutations(t, caches.Registered()...)
 	return reg
 }
@@ -235,6 +288,24 @@ func TestRegionHeadroom(t *testing.T) {
 		{"reservations hold capacity", func(t *testing.T, w world) {
 			w.mc(t, "1", 30, 0, fresh, []string{clusterID("a").Key(), clusterID("b").Key()})
 		}, 8},
+		{"reservations of clusters without VNet integration hold no swift NICs", func(t *testing.T, w world) {
+			a, b := clusterID("a"), clusterID("b")
+			w.cluster(t, a, now)
+			w.cluster(t, b, now, singleReplica)
+			w.mc(t, "1", 30, 0, fresh, []string{a.Key(), b.Key()})
+		}, 10},
+		{"SWIFT reservations hold 3 for HA, 1 for a single replica", func(t *testing.T, w world) {
+			a, b := clusterID("a"), clusterID("b")
+			w.cluster(t, a, now, swift)
+			w.cluster(t, b, now, swift, singleReplica)
+			w.mc(t, "1", 31, 0, fresh, []string{a.Key(), b.Key()}) // 27 left
+		}, 9},
+		{"counted in SWIFT HA HCPs: room for two single replicas is no headroom", func(t *testing.T, w world) {
+			w.mc(t, "1", 30, 28, fresh, nil)
+		}, 0},
+		{"requests above usage hold capacity", func(t *testing.T, w world) {
+			w.mcWith(t, "1", aroStatus(fresh, 30, 3, 12)) // 18 left
+		}, 6},
 		{"cordoned, stale and unreported MCs are not eligible", func(t *testing.T, w world) {
 			w.mc(t, "1", 30, 0, fresh, nil)
 			w.mc(t, "2", 300, 0, fresh, nil, cordon)

@@ -19,7 +19,7 @@ func TestCollectorAgainstEmulator(t *testing.T) {
 	w := worldOf(store)
 	placed, waiting := clusterID("placed"), clusterID("waiting")
 	mc := w.mc(t, "1", 30, 3, now.Add(-2*time.Minute), []string{placed.Key()})
-	w.cluster(t, placed, now.Add(-time.Hour))
+	w.cluster(t, placed, now.Add(-time.Hour), swift)
 	w.spc(t, placed, mc.String(), "", now.Add(-50*time.Minute))
 	w.cluster(t, waiting, now.Add(-20*time.Minute))
 	reg := scrape(t, store)
@@ -37,7 +37,7 @@ func TestCollectorAgainstEmulator(t *testing.T) {
 		waiting.Key(): metrics.PlacementUnplaced + " ",
 	}, info)
 	assert.Equal(t, map[string]float64{placed.Key(): float64(now.Add(-50 * time.Minute).Unix())}, gauges(t, reg, metrics.ClusterPlacementTimeName))
-	// 30 − 3 used − 3 reserved leaves 24 swift NICs: 8 HA HCPs.
+	// 30 − 3 used − 3 reserved for a SWIFT HA cluster leaves 24 swift NICs: 8 HA HCPs.
 	assert.Equal(t, map[string]float64{"": 8}, gauges(t, reg, metrics.RegionHeadroomName))
 	assert.Equal(t, map[string]float64{mc.Key(): 120}, gauges(t, reg, metrics.CapacityReportAgeName))
 	assert.Equal(t, map[string]float64{mc.Key(): 50 * 60}, gauges(t, reg, metrics.OldestReservationAgeName))
