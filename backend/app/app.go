@@ -5,12 +5,14 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/hcpsched/hcpsched/backend/candidates"
 	"github.com/hcpsched/hcpsched/backend/controllers"
@@ -90,8 +92,20 @@ func New(cfg Config) (process.App, error) {
 	if err != nil {
 		return process.App{}, err
 	}
-	a := controller.NewApp(factory, ctrls)
+	a := controller.NewApp(syncedCaches{Factory: factory, snapshot: snapshot}, ctrls)
 	// Synced once is not enough: a hung or failing change feed freezes the caches.
 	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
 	return a, nil
+}
+
+// syncedCaches are the informers and placement's snapshot of them: synced once the
+// snapshot has parsed what the informers first listed, so that no controller decides,
+// and /readyz does not pass, on a partial view of the MCs.
+type syncedCaches struct {
+	*informers.Factory
+	snapshot *candidates.Snapshot
+}
+
+func (c syncedCaches) WaitForCacheSync(ctx context.Context) bool {
+	return c.Factory.WaitForCacheSync(ctx) && cache.WaitForCacheSync(ctx.Done(), c.snapshot.HasSynced)
 }

@@ -136,7 +136,7 @@ func TestMCEventsParseTheMCAgain(t *testing.T) {
 			return "gone"
 		}
 		d := v.Model.Decide(cluster, []*placement.MC{mc}, time.Now())
-		return d.Verdicts[0].Reason
+		return d.Verdict(0).Reason
 	}
 	require.Equal(t, placement.Reason(""), verdict())
 

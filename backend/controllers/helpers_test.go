@@ -64,6 +64,7 @@ func newWorld(t *testing.T, opts ...controllertest.Option) *world {
 	require.NoError(t, err)
 	snapshot, err := candidates.New(k.Caches, placement.DefaultConfig())
 	require.NoError(t, err)
+	k.Synced = append(k.Synced, snapshot.HasSynced)
 	return &world{Kit: k, env: Env{
 		Caches:           k.Caches,
 		Resources:        k.Container(api.ResourcesContainer),

@@ -21,6 +21,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/informertest"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
@@ -41,17 +42,19 @@ type world struct {
 	fleet     database.Container
 }
 
-// cluster stores a freshly accepted cluster as ARO-HCP's frontend writes it
-// (controllertest.ClusterFor), created at createdAt; mutate changes it first.
+// cluster stores a freshly accepted cluster without VNet integration as ARO-HCP's
+// frontend writes it (frontend.ClusterAt), created at createdAt; mutate changes it first
+// (swift gives it VNet integration).
 func (w world) cluster(t *testing.T, rid *api.ResourceID, createdAt time.Time, mutate ...func(*api.ClusterProperties)) {
 	t.Helper()
-	c := controllertest.ClusterFor(t, rid)
+	c, err := frontend.ClusterAt(rid, "mrg-"+rid.Name(), false, time.Now())
+	require.NoError(t, err)
 	// Zero stands for a document without systemData.createdAt.
 	c.Properties.SystemData.CreatedAt = createdAt
 	for _, m := range mutate {
 		m(&c.Properties)
 	}
-	_, err := database.Create(t.Context(), w.resources, c)
+	_, err = database.Create(t.Context(), w.resources, c)
 	require.NoError(t, err)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -58,6 +59,9 @@ type Kit struct {
 	// Runtime is what controller.Build needs: the kit's metrics and logger, and a retry
 	// back-off of milliseconds.
 	Runtime controller.Runtime
+	// Synced are what Start waits for after the caches, for state built on them that
+	// syncs behind them (the backend's placement snapshot).
+	Synced []cache.InformerSynced
 }
 
 // Option changes how New builds the kit.
@@ -166,6 +170,7 @@ func (k *Kit) Start(t testing.TB) {
 	t.Cleanup(cancel)
 	k.Factory.Start(ctx)
 	require.True(t, k.Factory.WaitForCacheSync(t.Context()), "caches did not sync")
+	require.True(t, cache.WaitForCacheSync(t.Context().Done(), k.Synced...), "what is built on the caches did not sync")
 	informertest.DetectMutations(t, k.Caches.Registered()...)
 }
 
