@@ -150,10 +150,12 @@ func TestWaitingClusterIsWokenByTheChangeThatMakesItFit(t *testing.T) {
 			w.WaitQuiet(t, waitFor)
 			require.Equal(t, 1, w.env.Waiting.Waiting(), "the cluster waits in the room")
 
+			changed := time.Now()
 			tt.change(t, w, mc)
 			controllertest.WaitForSPC(t, w.Resources, cluster, wakeWithin, "placed once the change arrived", func(s *api.ServiceProviderCluster) bool {
 				return s.Properties.IntendedManagementCluster() == mc.String()
 			})
+			t.Logf("placed %s after the change (change-feed poll every %s)", time.Since(changed).Round(time.Millisecond), controllertest.PollInterval)
 			// The SPC is written before the attempt is counted.
 			require.Eventually(t, func() bool { return w.attempts(placement.OutcomePlaced) == placed(tt.started != nil) }, waitFor, tick)
 			assert.Zero(t, w.env.Waiting.Waiting(), "a placed cluster has left the room")
