@@ -12,8 +12,7 @@ import (
 // reservation on one that passes. Decide reads ready-made numbers only: it allocates
 // the verdicts and nothing per MC.
 func (m *Model) Decide(cluster Cluster, mcs []*MC, now time.Time) Decision {
-	key := lowerKey(cluster.ResourceID)
-	j := judgement{key: key, cost: m.Cost(cluster), hash: keyHash(key), now: now, nowNanos: now.UnixNano()}
+	j := m.judgementFor(cluster, now)
 	d := Decision{mcs: mcs, verdicts: make([]verdict, len(mcs)), probe: j}
 	if len(mcs) == 0 {
 		d.Outcome = OutcomeNoManagementClusters
@@ -27,7 +26,7 @@ func (m *Model) Decide(cluster Cluster, mcs []*MC, now time.Time) Decision {
 		if v.reason != 0 {
 			continue
 		}
-		holds := mc.holds(key, j.hash)
+		holds := mc.holds(j.key, j.hash)
 		if holds && (reserved < 0 || mc.key < mcs[reserved].key) {
 			reserved = i
 		}
@@ -91,8 +90,8 @@ func lowerKey(id string) string { return strings.ToLower(id) }
 // Fits says whether the cluster passes every filter on mc at now, as a decision would
 // judge it there: the question a waiting cluster's wake-up asks of an MC that changed.
 func (mc *MC) Fits(cluster Cluster, now time.Time) bool {
-	key := lowerKey(cluster.ResourceID)
-	j := judgement{mc: mc, key: key, cost: mc.model.Cost(cluster), hash: keyHash(key), now: now, nowNanos: now.UnixNano()}
+	j := mc.model.judgementFor(cluster, now)
+	j.mc = mc
 	var v verdict
 	j.judge(&v)
 	return v.reason == 0

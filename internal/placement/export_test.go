@@ -24,8 +24,8 @@ var (
 func Check(f Filter, cluster Cluster, c Candidate, cfg Config, lookup ClusterLookup, now time.Time) (Reason, string) {
 	m := NewModel(cfg, nil)
 	mc := m.NewMC(c.ManagementCluster, c.Scheduling, lookup)
-	key := lowerKey(cluster.ResourceID)
-	j := judgement{mc: mc, key: key, cost: m.Cost(cluster), hash: keyHash(key), now: now, nowNanos: now.UnixNano(), shortOf: -1}
+	j := m.judgementFor(cluster, now)
+	j.mc = mc
 	reason, detail := f.check(&j)
 	if j.shortOf >= 0 {
 		detail = shortDetail(mc, j.shortOf, j.cost[j.shortOf])

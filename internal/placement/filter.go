@@ -25,11 +25,16 @@ type judgement struct {
 	cost []int64
 	// hash is keyHash(key), to find the cluster's reservation quickly.
 	hash uint64
-	now  time.Time
-	// nowNanos is now in Unix nanoseconds, for the freshness check.
+	// nowNanos is the decision's clock in Unix nanoseconds, for the freshness check.
 	nowNanos int64
 	// shortOf is set by ResourcesFit: the index of the resource that is short, else -1.
 	shortOf int
+}
+
+// judgementFor is how cluster is judged at now, to be pointed at each MC in turn.
+func (m *Model) judgementFor(cluster Cluster, now time.Time) judgement {
+	key := lowerKey(cluster.ResourceID)
+	return judgement{key: key, cost: m.Cost(cluster), hash: keyHash(key), nowNanos: unixNanos(now), shortOf: -1}
 }
 
 // filters run in this order, policy and health before data, data before capacity; the

@@ -9,7 +9,7 @@ type completeUsageFilter struct{ staticFilter }
 func (completeUsageFilter) Name() string { return "CompleteUsage" }
 
 func (completeUsageFilter) check(j *judgement) (Reason, string) {
-	if r := missingUsage(j.mc.status, j.mc.model); r != "" {
+	if r := j.mc.missingUsage; r != "" {
 		return ReasonStaleCapacityData, "observedResources.usage has no " + r
 	}
 	return "", ""
@@ -22,7 +22,7 @@ func (completeUsageFilter) check(j *judgement) (Reason, string) {
 // (cpu, memory) is taken by every hosted control plane, so an MC that lists HCPs, ready
 // or not, and reports none of it has a broken report. On an MC that lists no HCP absent
 // is zero: the agent sums its HCPs' pods, and reports nothing for an empty MC. The
-// metrics apply the same rule (MC.Available).
+// metrics apply the same rule (MC.Available); NewMC works it out once.
 func missingUsage(st *api.SchedulingStatus, m *Model) string {
 	if !reportsHCPs(st) {
 		return ""

@@ -36,9 +36,8 @@ type MC struct {
 	status *api.SchedulingStatus
 
 	// rejectAt is the index in filters of the first static filter that rejects the MC,
-	// len(filters) when none does; reason and detail are what it said.
+	// len(filters) when none does; reasonCode and detail are what it said.
 	rejectAt   int
-	reason     Reason
 	reasonCode uint8
 	detail     string
 
@@ -56,6 +55,9 @@ type MC struct {
 	countErr  string
 	ceiling   []int64
 	available []int64
+	// missingUsage names a counted resource the report lacks where absence cannot mean
+	// zero (CompleteUsage), "" when none.
+	missingUsage string
 	// pending are the MC's reservations, lowercased, empty entries left out, and
 	// pendingHashes their keyHash.
 	pending       []string
@@ -91,6 +93,7 @@ func (m *Model) NewMC(mc *api.ManagementCluster, sched *api.ManagementClusterSch
 			out.futureDetail = fmt.Sprintf("observedResources.lastReportedAt %s is in the future", out.reportedAt.UTC().Format(time.RFC3339))
 		}
 		out.count(lookup)
+		out.missingUsage = missingUsage(st, m)
 	}
 	out.rejectAt = len(filters)
 	for i, f := range filters {
@@ -98,7 +101,7 @@ func (m *Model) NewMC(mc *api.ManagementCluster, sched *api.ManagementClusterSch
 			continue
 		}
 		if reason, detail := f.check(&judgement{mc: out}); reason != "" {
-			out.rejectAt, out.reason, out.reasonCode, out.detail = i, reason, reasonCode(reason), detail
+			out.rejectAt, out.reasonCode, out.detail = i, reasonCode(reason), detail
 			break
 		}
 	}
@@ -179,7 +182,7 @@ func (mc *MC) ID() string { return mc.ManagementCluster.ResourceID }
 // scheduling data or a quantity that cannot be counted, or its usage lacks a resource
 // that would then count as unused.
 func (mc *MC) Available() (available []int64, ok bool) {
-	if mc.status == nil || !mc.counted || missingUsage(mc.status, mc.model) != "" {
+	if mc.status == nil || !mc.counted || mc.missingUsage != "" {
 		return nil, false
 	}
 	return mc.available, true

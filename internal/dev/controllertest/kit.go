@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -235,10 +236,7 @@ func (k *Kit) Reconciles(t testing.TB, name, result string) float64 {
 			continue
 		}
 		for _, m := range fam.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
+			labels := labelsOf(m)
 			if labels["controller"] == name && labels["result"] == result {
 				return m.GetCounter().GetValue()
 			}
@@ -265,10 +263,7 @@ func (k *Kit) WaitQuiet(t testing.TB, timeout time.Duration) {
 		adds, done, depth, total := map[string]float64{}, map[string]float64{}, 0.0, 0.0
 		for _, fam := range families {
 			for _, m := range fam.GetMetric() {
-				labels := map[string]string{}
-				for _, l := range m.GetLabel() {
-					labels[l.GetName()] = l.GetValue()
-				}
+				labels := labelsOf(m)
 				switch fam.GetName() {
 				case "workqueue_adds_total":
 					adds[labels["name"]] += m.GetCounter().GetValue()
@@ -295,3 +290,11 @@ func (k *Kit) WaitQuiet(t testing.TB, timeout time.Duration) {
 
 // quietTicks is how many checks in a row WaitQuiet wants quiet.
 const quietTicks = 10
+
+func labelsOf(m *dto.Metric) map[string]string {
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	return labels
+}

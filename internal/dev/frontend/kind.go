@@ -1,5 +1,7 @@
 package frontend
 
+import "github.com/hcpsched/hcpsched/internal/placement"
+
 // Kind is what of a cluster decides the swift NICs its control plane takes on a
 // management cluster. Under ARO-HCP's placement rule a non-SWIFT cluster takes none, a
 // SWIFT single-replica one 1 and any other SWIFT cluster 3; the simulated MC's pods
@@ -33,3 +35,12 @@ func (m Mix) Kind(n int) Kind {
 }
 
 func every(n, interval int) bool { return interval > 0 && n%interval == 0 }
+
+// SwiftNICs is what a cluster of this kind's control plane costs of swift NICs under
+// placement's default configuration: the engine's own rule (placement.Model.Cost), so
+// that the local tools that size and draw MCs count as placement does.
+func (k Kind) SwiftNICs() int64 {
+	return defaultModel.Cost(placement.Cluster{Swift: k.Swift, SingleReplica: k.SingleReplica})[0] / 1000
+}
+
+var defaultModel = placement.NewModel(placement.DefaultConfig(), nil)

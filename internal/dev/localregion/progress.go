@@ -186,16 +186,10 @@ func listDocuments[P any](ctx context.Context, c database.Container, resourceTyp
 // cluster the run did not make.
 func (o *observer) cost(resourceID string) int64 {
 	k, ours := o.kinds[strings.ToLower(resourceID)]
-	switch {
-	case !ours:
-		return mcsim.DefaultHASwiftNICs
-	case !k.Swift:
-		return 0
-	case k.SingleReplica:
-		return mcsim.DefaultSingleSwiftNICs
-	default:
-		return mcsim.DefaultHASwiftNICs
+	if !ours {
+		k = frontend.Kind{Swift: true}
 	}
+	return k.SwiftNICs()
 }
 
 func quantity(s string) int64 {

@@ -18,6 +18,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
 // Config wires a Simulator.
@@ -254,22 +255,11 @@ func (s *Simulator) loadKinds(ctx context.Context) error {
 			s.skip("cluster", item, err)
 			continue
 		}
-		f := c.Properties.ServiceProvider().ExperimentalFeatures
-		s.kinds[rid.Key()] = kind{
-			singleReplica: f != nil && f.SingleReplica == api.SingleReplica,
-			swift:         vnetIntegrationSubnet(c) != "",
-		}
+		// The fields placement reads the kind from, read as placement reads them.
+		pc := placement.ClusterOf(rid.String(), c)
+		s.kinds[rid.Key()] = kind{singleReplica: pc.SingleReplica, swift: pc.Swift}
 	}
 	return nil
-}
-
-// vnetIntegrationSubnet is the cluster's SWIFT subnet; "" for a non-SWIFT cluster.
-func vnetIntegrationSubnet(c *api.Cluster) string {
-	cp := c.Properties.CustomerProperties
-	if cp == nil || cp.Platform == nil {
-		return ""
-	}
-	return cp.Platform.VnetIntegrationSubnetID
 }
 
 // skip logs a malformed document the simulator passes over, once per version of it.

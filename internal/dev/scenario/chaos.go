@@ -249,20 +249,13 @@ func (c ChaosOptions) sizedNodes() int {
 	}
 	var cost float64
 	for n := 1; n <= c.Clusters; n++ {
-		cost += float64(clusterCost(c.mix().Kind(n)))
+		cost += float64(c.mix().Kind(n).SwiftNICs())
 	}
 	perMC := cost * c.Headroom / float64(c.ManagementClusters) / float64(mcsim.DefaultNodeSwiftNICs)
 	if c.Headroom < 1 {
 		return max(int(math.Floor(perMC)), 1)
 	}
 	return int(math.Ceil(perMC))
-}
-
-// clusterCost is a cluster's swift NICs as placement counts them: none without VNet
-// integration.
-func clusterCost(k frontend.Kind) int64 {
-	cost := placement.NewModel(placement.DefaultConfig(), nil).Cost(placement.Cluster{Swift: k.Swift, SingleReplica: k.SingleReplica})
-	return cost[0] / 1000
 }
 
 // chaosRun is one chaos run's state beyond the session's.
