@@ -116,7 +116,7 @@ func TestWaitingClusterIsWokenByTheChangeThatMakesItFit(t *testing.T) {
 				c, err := frontend.ClusterOfKindAt(listed, "mrg-listed", frontend.Kind{}, time.Now())
 				require.NoError(t, err)
 				// Placed elsewhere long ago: it has a Cluster Service ID, so nothing places it.
-				c.Properties.ServiceProviderProperties.ClusterServiceID = "/api/aro_hcp/v1alpha1/clusters/listed"
+				c.Properties.ServiceProviderProperties.ClusterServiceID = fixedHREF
 				controllertest.StoreCluster(t, w.Resources, c)
 			},
 		},
