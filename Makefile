@@ -21,8 +21,11 @@ LONG_TEST_PACKAGES := $(MODULE)/internal/dev/scenario $(MODULE)/internal/dev/loc
 
 all: build
 
+## build: every package, and the operator command into _output/bin/hcpsched
+## (docs/operations.md).
 build:
 	$(GO) build ./...
+	$(GO) build -o _output/bin/hcpsched ./hcpsched
 
 # npm ci only when the lockfile changed since the last install, so repeated runs stay fast.
 emulator/node_modules/.installed: emulator/package.json emulator/package-lock.json

@@ -194,22 +194,33 @@ func placementState(intended, observed string) string {
 // the costliest kind.
 var headroomCluster = placement.Cluster{Swift: true}
 
-// collectHeadroom asks the engine to place a hypothetical SWIFT HA cluster: every MC it
-// rejects only for capacity, or accepts, is eligible, and contributes as many such HCPs
-// as its scarcest counted resource allows.
+// collectHeadroom exports the region's headroom: the sum of every MC's Headroom.
 func (c *Collector) collectHeadroom(ch chan<- prometheus.Metric, view *candidates.View, now time.Time) {
+	var total int64
+	for _, n := range Headroom(view, now) {
+		total += n
+	}
+	ch <- prometheus.MustNewConstMetric(c.headroom, prometheus.GaugeValue, float64(total))
+}
+
+// Headroom is how many more SWIFT HA HCPs each of view's MCs holds, in view.MCs' order.
+// It asks the engine to place a hypothetical SWIFT HA cluster: every MC it rejects only
+// for capacity, or accepts, is eligible, and holds as many such HCPs as its scarcest
+// counted resource allows; every other MC holds none. The backend's headroom gauge and
+// `hcpsched capacity` both count with it.
+func Headroom(view *candidates.View, now time.Time) []int64 {
 	d := view.Model.Decide(headroomCluster, view.MCs, now)
 	cost := view.Model.Cost(headroomCluster)
-	var total int64
-	for _, v := range d.Verdicts() {
+	out := make([]int64, d.Len())
+	for i, v := range d.Verdicts() {
 		if v.Reason != "" && v.Reason != placement.ReasonInsufficientCapacity {
 			continue
 		}
 		if available, ok := v.MC.Available(); ok {
-			total += fits(available, cost)
+			out[i] = fits(available, cost)
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(c.headroom, prometheus.GaugeValue, float64(total))
+	return out
 }
 
 // fits is how many HCPs of the given cost the available milli-units hold, never
@@ -236,7 +247,7 @@ func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, view 
 		st := mc.Scheduling.Properties.Status
 		id := strings.ToLower(mc.ID())
 		if or := st.ObservedResources; or != nil && !or.LastReportedAt.IsZero() {
-			ch <- prometheus.MustNewConstMetric(c.reportAge, prometheus.GaugeValue, reportAge(or.LastReportedAt, now), id)
+			ch <- prometheus.MustNewConstMetric(c.reportAge, prometheus.GaugeValue, ReportAge(or.LastReportedAt, now), id)
 		}
 		for _, name := range view.Model.Resources() {
 			if st.ScaleCeiling != nil {
@@ -246,18 +257,18 @@ func (c *Collector) collectManagementClusters(ch chan<- prometheus.Metric, view 
 				c.quantity(ch, c.usage, st.ObservedResources.Usage, name, id)
 			}
 		}
-		if oldest, ok := c.oldestReservedAt(st.PendingAssignedClusters); ok {
+		if oldest, ok := c.OldestReservedAt(st.PendingAssignedClusters); ok {
 			ch <- prometheus.MustNewConstMetric(c.oldestReservation, prometheus.GaugeValue, now.Sub(oldest).Seconds(), id)
 		}
 	}
 }
 
-// reportAge is how old a capacity report is, in seconds, never negative: a negative age
+// ReportAge is how old a capacity report is, in seconds, never negative: a negative age
 // would keep CapacityReportStale quiet for ever. A report dated within the clock-skew
 // allowance ahead is as fresh as one taken now. One dated further ahead cannot be dated
 // at all; placement rejects it as stale, so its age is +Inf, past every threshold, and
 // the alert fires for it as for any MC placement no longer considers.
-func reportAge(reported, now time.Time) float64 {
+func ReportAge(reported, now time.Time) float64 {
 	if placement.ReportedInFuture(reported, now) {
 		return math.Inf(1)
 	}
@@ -279,11 +290,11 @@ func (c *Collector) quantity(ch chan<- prometheus.Metric, desc *prometheus.Desc,
 	ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(q.MilliValue())/1000, mc, name)
 }
 
-// oldestReservedAt is when the oldest of the reservations was taken. Placement stamps
+// OldestReservedAt is when the oldest of the reservations was taken. Placement stamps
 // the SPC right after reserving; a reservation whose SPC has no stamp (a crash between
 // the two writes) is dated by its cluster's creation, which is earlier, so the age errs
 // towards alerting.
-func (c *Collector) oldestReservedAt(pending []string) (time.Time, bool) {
+func (c *Collector) OldestReservedAt(pending []string) (time.Time, bool) {
 	var oldest time.Time
 	for _, entry := range pending {
 		at, ok := c.reservedAt(entry)

@@ -21,7 +21,7 @@ func (resourcesFitFilter) check(j *judgement) (Reason, string) {
 
 // shortDetail explains which resource is short, and by how much.
 func shortDetail(mc *MC, i int, need int64) string {
-	return fmt.Sprintf("%s %s available, %s needed", mc.model.names[i], formatMilli(mc.available[i]), formatMilli(need))
+	return fmt.Sprintf("%s %s available, %s needed", mc.model.names[i], FormatMilli(mc.available[i]), FormatMilli(need))
 }
 
 // short is the first counted resource the MC has less of than the cluster costs, -1 when

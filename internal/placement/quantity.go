@@ -67,6 +67,7 @@ func ParseQuantity(s string) (resource.Quantity, error) {
 	return q, nil
 }
 
-func formatMilli(m int64) string {
+// FormatMilli is a count of milli-units as a Kubernetes quantity, as documents store it.
+func FormatMilli(m int64) string {
 	return resource.NewMilliQuantity(m, resource.DecimalSI).String()
 }

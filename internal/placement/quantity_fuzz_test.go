@@ -68,8 +68,8 @@ func checkParseMilli(t *testing.T, s string) (int64, resource.Quantity, bool) {
 	lower := resource.NewMilliQuantity(m-1, resource.DecimalSI)
 	assert.Negative(t, lower.Cmp(q), "%q: %d milli-units round up by more than one", s, m)
 
-	back, err := parseMilli(formatMilli(m))
-	require.NoError(t, err, "%q prints as %q, which must parse", s, formatMilli(m))
-	assert.Equal(t, m, back, "%q prints as %q", s, formatMilli(m))
+	back, err := parseMilli(FormatMilli(m))
+	require.NoError(t, err, "%q prints as %q, which must parse", s, FormatMilli(m))
+	assert.Equal(t, m, back, "%q prints as %q", s, FormatMilli(m))
 	return m, q, true
 }
