@@ -35,8 +35,10 @@ func newTestRegion(t *testing.T) *testRegion {
 	}
 }
 
-func (r *testRegion) fleet() database.Container     { return r.db.Store.Container(api.FleetContainer) }
-func (r *testRegion) resources() database.Container { return r.db.Store.Container(api.ResourcesContainer) }
+func (r *testRegion) fleet() database.Container { return r.db.Store.Container(api.FleetContainer) }
+func (r *testRegion) resources() database.Container {
+	return r.db.Store.Container(api.ResourcesContainer)
+}
 
 // mc stores a ready, schedulable MC for stamp with a capacity report of its swift NICs.
 func (r *testRegion) mc(t *testing.T, stamp string, ceiling, usage int, pending ...string) *api.ResourceID {
