@@ -320,8 +320,7 @@ func startVersionSimulator(ctx context.Context, o Options, emu *emulator.Emulato
 // is over. emulatorDone closes when the Cosmos emulator, which the supervisor does not run, exits.
 // versionsDone receives the version simulator's result should it stop.
 func drive(ctx context.Context, o Options, out io.Writer, store database.Store, csURL string, sup *supervisor, emulatorDone <-chan struct{}, versionsDone <-chan error) error {
-	obs := &observer{store: store, csURL: csURL, client: &http.Client{Timeout: 10 * time.Second},
-		created: map[string]time.Time{}, kinds: map[string]frontend.Kind{}}
+	obs := &observer{store: store, csURL: csURL, client: &http.Client{Timeout: 10 * time.Second}}
 	start := time.Now()
 	var deadline <-chan time.Time
 	if o.ExitWhenSettled {
@@ -337,6 +336,10 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 	last := snapshot{}
 	// On a terminal each progress block replaces the previous one.
 	redraw, drawn := isTerminal(out), 0
+	// settled is whether the last progress line found the region settled; a line saying
+	// so is printed each time it becomes so.
+	settled := false
+	fmt.Fprint(out, legend+"\n")
 	stopped := func() error {
 		fmt.Fprintln(out, "\nstopping")
 		renderPlacements(out, last)
@@ -363,10 +366,15 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			}
 			return fmt.Errorf("the version simulator stopped unexpectedly (%v); its log is %s", err, filepath.Join(sup.logDir, versionSimulatorLog))
 		case <-deadline:
+			why := "the listing above says where each cluster stopped"
 			if s, err := obs.snapshot(ctx); err == nil {
 				render(out, s, o.Clusters, time.Since(start))
+				fmt.Fprintln(out)
+				renderUnsettled(out, s, o.Clusters)
+			} else {
+				why = fmt.Sprintf("reading the region for the reasons failed: %v", err)
 			}
-			return fmt.Errorf("timed out after %s before the region settled: every cluster must be placed, created in Cluster Service and observed, with no reservation left; logs in %s", o.Timeout, sup.logDir)
+			return fmt.Errorf("timed out after %s before the region settled (%s): every cluster must be placed, created in Cluster Service and observed, with no reservation left; logs in %s", o.Timeout, why, sup.logDir)
 		case <-create.C:
 			if len(obs.created) >= o.Clusters {
 				continue
@@ -390,13 +398,13 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			if _, err := database.Create(ctx, resources, doc); err != nil && !errors.Is(err, database.ErrConflict) {
 				return fmt.Errorf("creating cluster %d: %w", n, err)
 			}
-			key := strings.ToLower(doc.ResourceID)
-			obs.created[key] = now
-			obs.kinds[key] = kind
+			obs.add(doc.ResourceID, now, kind)
 		case <-progress.C:
 			s, err := obs.snapshot(ctx)
 			if err != nil {
-				fmt.Fprintf(out, "reading progress: %v\n", err)
+				if ctx.Err() == nil {
+					fmt.Fprintf(out, "reading progress: %v\n", err)
+				}
 				continue
 			}
 			last = s
@@ -404,12 +412,22 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 				fmt.Fprintf(out, "\033[%dA\033[J", drawn)
 			}
 			drawn = render(out, s, o.Clusters, time.Since(start))
-			if o.ExitWhenSettled && s.settled(o.Clusters) {
-				fmt.Fprintf(out, "\nsettled after %s: %d clusters placed, created in Cluster Service and observed; no reservation left\n",
-					time.Since(start).Round(100*time.Millisecond), o.Clusters)
-				renderPlacements(out, s)
-				return nil
+			now := s.settled(o.Clusters)
+			switch {
+			case now && !settled:
+				fmt.Fprintf(out, "settled: %d clusters in %s: placed, created in Cluster Service and observed; no reservation left\n",
+					o.Clusters, time.Since(start).Round(100*time.Millisecond))
+				// The block stays above the line; the next one is drawn below it.
+				drawn = 0
+				if o.ExitWhenSettled {
+					renderPlacements(out, s)
+					return nil
+				}
+			case !now && settled:
+				fmt.Fprintf(out, "no longer settled: %d of %d observed, %d pending %s\n", s.observed, o.Clusters, s.pending, plural(s.pending, "reservation", "reservations"))
+				drawn = 0
 			}
+			settled = now
 		}
 	}
 }
