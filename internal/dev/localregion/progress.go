@@ -32,7 +32,7 @@ const legend = `Each progress line is one read of the region, every counter from
   pinned in CS          placed, with a desired version, and in Cluster Service on the provision shard of its MC
   observed              pinned, and in that MC's capacity report (ready or not)
   pending reservations  pendingAssignedClusters entries of every MC: written before a cluster is placed,
-                        dropped in the write that records the MC's report of it
+                        dropped in the write that records the MC's report of it (or swept by the backend)
 So always: observed <= pinned in CS <= placed <= created, and pinned in CS <= desired version <= created.
 `
 
