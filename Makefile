@@ -139,8 +139,12 @@ RUN_FLAGS ?=
 ## run: a whole region on this machine (Cosmos emulator, fake Cluster Service, MC simulator,
 ## fleet controller, backend). Ctrl-C stops it; RUN_FLAGS=--exit-when-settled exits 0 once
 ## settled. The orchestrator is built and then exec'd so that Ctrl-C reaches it directly.
+# A line before and after the build of localregion, which says what it does from there on:
+# on a cold cache this build compiles every dependency and takes minutes.
 run: emulator-deps
-	$(GO) build -o _output/bin/localregion ./cmd/localregion
+	@echo "building localregion (the first build compiles every dependency: a few minutes) ..."
+	@start=$$(date +%s); $(GO) build -o _output/bin/localregion ./cmd/localregion && \
+		echo "built localregion in $$(( $$(date +%s) - start ))s"
 	_output/bin/localregion $(RUN_FLAGS)
 
 clean:

@@ -35,6 +35,8 @@ func parseFlags(args []string, stderr io.Writer) (localregion.Options, error) {
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage of localregion: a whole region on this machine. Stamp 1's management cluster has a tight\n"+
 			"capacity and, with more than one, the last management cluster is Unschedulable.\n\n")
+		// The defaults, not o: the flags parsed before --help may have changed it.
+		fmt.Fprint(stderr, localregion.Sizes(localregion.DefaultOptions())+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.SingleReplicaEvery, "single-replica-every", o.SingleReplicaEvery, "Make every Nth cluster single-replica; 0 for none")

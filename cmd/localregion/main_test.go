@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"flag"
+	"fmt"
 	"io"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 	"github.com/hcpsched/hcpsched/internal/dev/localregion"
+	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -43,4 +49,26 @@ func TestParseFlags(t *testing.T) {
 	}
 	_, err = parseFlags([]string{"extra"}, io.Discard)
 	assert.ErrorContains(t, err, "unexpected arguments")
+}
+
+// --help says what the simulated MCs hold and what each kind of cluster costs, from the
+// code's own defaults.
+func TestHelpStatesSizesAndCosts(t *testing.T) {
+	var help bytes.Buffer
+	_, err := parseFlags([]string{"--help"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	text := help.String()
+	assert.Contains(t, text, fmt.Sprintf("%d swift NICs per node", mcsim.DefaultNodeSwiftNICs))
+	for _, row := range []struct {
+		kind string
+		k    frontend.Kind
+	}{
+		{"SWIFT HA", frontend.Kind{Swift: true}},
+		{"SWIFT single-replica", frontend.Kind{Swift: true, SingleReplica: true}},
+		{"non-SWIFT HA", frontend.Kind{}},
+		{"non-SWIFT single-replica", frontend.Kind{SingleReplica: true}},
+	} {
+		assert.Regexp(t, fmt.Sprintf(`(?m)^  %s +%d swift NICs?\b`, regexp.QuoteMeta(row.kind), row.k.SwiftNICs()), text)
+	}
+	assert.Contains(t, text, "-exit-when-settled", "the flags follow")
 }

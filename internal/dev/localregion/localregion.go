@@ -16,10 +16,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -143,9 +142,6 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// binaries are built once into _output/bin.
-var binaries = []string{"./backend", "./fleet", "./cmd/fake-cluster-service", "./cmd/mc-simulator"}
-
 // Run starts the region and drives it until ctx ends or, with ExitWhenSettled, until every
 // cluster has settled. Every process it started is stopped before it returns.
 func Run(ctx context.Context, o Options, out io.Writer) error {
@@ -169,12 +165,13 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "building %s into %s\n", strings.Join(binaries, " "), binDir)
-	buildArgs := append(append([]string{"build"}, o.GoBuildFlags...), "-o", binDir+string(filepath.Separator))
-	build := exec.CommandContext(ctx, "go", append(buildArgs, binaries...)...)
-	build.Dir = root
-	if b, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %w\n%s", err, b)
+	log := &stepLog{out: out}
+	log.printf("building into %s (the first build compiles every dependency and takes a few minutes)\n", binDir)
+	targets := toBuild(root)
+	for _, pkg := range targets {
+		if err := build(ctx, log, root, binDir, o.GoBuildFlags, pkg); err != nil {
+			return err
+		}
 	}
 	bin := func(name string) string { return filepath.Join(binDir, name) }
 
@@ -186,32 +183,43 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		return err
 	}
 	defer emuLog.Close()
-	emu, err := emulator.Start(ctx, emulator.Options{Dir: filepath.Join(root, "emulator"), Log: emuLog})
-	if err != nil {
+	var emu *emulator.Emulator
+	if err := log.step("starting the Cosmos emulator", "started the Cosmos emulator", func() (string, error) {
+		var err error
+		emu, err = emulator.Start(ctx, emulator.Options{Dir: filepath.Join(root, "emulator"), Log: emuLog})
+		if err != nil {
+			return "", err
+		}
+		return emu.Endpoint, nil
+	}); err != nil {
 		return err
 	}
 	defer func() { _ = emu.Stop() }()
-	fmt.Fprintf(out, "Cosmos emulator   %s\n", emu.Endpoint)
 
-	_, csOut, err := sup.start("fake-cluster-service", bin("fake-cluster-service"), true, "--listen", "127.0.0.1:0")
-	if err != nil {
+	var csURL string
+	if err := log.step("starting the fake Cluster Service", "started the fake Cluster Service", func() (string, error) {
+		_, csOut, err := sup.start("fake-cluster-service", bin("fake-cluster-service"), true, "--listen", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		line, err := readFirstLine(csOut, 30*time.Second)
+		if err != nil {
+			return "", fmt.Errorf("fake Cluster Service: %w", err)
+		}
+		var announced struct {
+			URL string `json:"url"`
+		}
+		if err := json.Unmarshal([]byte(line), &announced); err != nil || announced.URL == "" {
+			return "", fmt.Errorf("fake Cluster Service announced %q, want {\"url\": ...}", line)
+		}
+		csURL = announced.URL
+		return csURL, nil
+	}); err != nil {
 		return err
 	}
-	line, err := readFirstLine(csOut, 30*time.Second)
-	if err != nil {
-		return fmt.Errorf("fake Cluster Service: %w", err)
-	}
-	var announced struct {
-		URL string `json:"url"`
-	}
-	if err := json.Unmarshal([]byte(line), &announced); err != nil || announced.URL == "" {
-		return fmt.Errorf("fake Cluster Service announced %q, want {\"url\": ...}", line)
-	}
-	csURL := announced.URL
-	fmt.Fprintf(out, "fake Cluster Service %s\n", csURL)
 
 	cosmosArgs := []string{"--cosmos-endpoint", emu.Endpoint, "--cosmos-key", emu.Key}
-	if err := registerAll(ctx, sup, bin("fleet"), o, cosmosArgs); err != nil {
+	if err := registerAll(ctx, log, sup, bin("fleet"), o, cosmosArgs); err != nil {
 		return err
 	}
 	poolFile := filepath.Join(logDir, "agentpools.json")
@@ -219,49 +227,66 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		return err
 	}
 
-	var metricsURLs []string
-	startService := func(name, binary string, args ...string) error {
+	var services []service
+	startService := func(name, display, binary string, args ...string) error {
 		addr, err := FreeAddress()
 		if err != nil {
 			return err
 		}
 		args = append(args, "--metrics-address", addr, "--health-address", addr, "--leader-elect=false", "--shutdown-timeout", "5s")
+		log.printf("starting %s ...\n", display)
+		started := time.Now()
 		if _, _, err := sup.start(name, binary, false, args...); err != nil {
 			return err
 		}
-		metricsURLs = append(metricsURLs, fmt.Sprintf("%-15s http://%s/metrics", name, addr))
+		services = append(services, service{name: name, display: display, addr: addr, started: started})
 		return nil
 	}
-	if err := startService("fleet", bin("fleet"), append([]string{"controller",
+	if err := startService("fleet", "fleet controller", bin("fleet"), append([]string{"controller",
 		"--clusters-service-url", csURL, "--region", DefaultRegion,
 		"--agent-pool-source", "static", "--agent-pool-file", poolFile,
 		"--capacity-poll-interval", o.ReportInterval.String(), "--scale-ceiling-interval", "5s",
 		"--changefeed-poll-interval", changefeedPollInterval.String()}, cosmosArgs...)...); err != nil {
 		return err
 	}
-	if err := startService("mc-simulator", bin("mc-simulator"), append([]string{
+	if err := startService("mc-simulator", "the MC simulator", bin("mc-simulator"), append([]string{
 		"--clusters-service-url", csURL, "--interval", o.ReportInterval.String(),
 		"--not-ready-delay", o.NotReadyDelay.String(), "--nodes", strconv.Itoa(o.Nodes),
 		"--stamp-nodes", "1=" + strconv.Itoa(o.TightNodes)}, cosmosArgs...)...); err != nil {
 		return err
 	}
-	if err := startService("backend", bin("backend"), append([]string{
+	if err := startService("backend", "backend", bin("backend"), append([]string{
 		"--clusters-service-url", csURL, "--cosmos-ensure-layout",
 		"--changefeed-poll-interval", changefeedPollInterval.String(), "--placement-requeue-after", "1s",
 		"--management-cluster-placement-sync-requeue-after", "1s"}, cosmosArgs...)...); err != nil {
 		return err
 	}
-	versions, err := startVersionSimulator(ctx, o, emu, filepath.Join(logDir, versionSimulatorLog))
-	if err != nil {
+	if err := waitReady(ctx, log, sup, services); err != nil {
+		return err
+	}
+	var versions *inProcess
+	if err := log.step("starting the version simulator (in this process)", "started the version simulator", func() (string, error) {
+		var err error
+		versions, err = startVersionSimulator(ctx, o, emu, filepath.Join(logDir, versionSimulatorLog))
+		return fmt.Sprintf("desired versions %s.z, %s each", o.DesiredVersion, o.DesiredVersionLatency), err
+	}); err != nil {
 		return err
 	}
 	defer versions.stop()
-	fmt.Fprintf(out, "version simulator  in this process: desired versions %s.z, %s each\n", o.DesiredVersion, o.DesiredVersionLatency)
-	fmt.Fprintln(out, "metrics:")
-	for _, u := range metricsURLs {
-		fmt.Fprintln(out, "  "+u)
+
+	fmt.Fprintln(out, "\nmetrics:")
+	for _, s := range services {
+		fmt.Fprintf(out, "  %-15s http://%s/metrics\n", s.name, s.addr)
 	}
-	fmt.Fprintf(out, "logs: %s\n\n", logDir)
+	fmt.Fprintf(out, "logs: %s\n", logDir)
+	if slices.Contains(targets, operatorCommand) {
+		fmt.Fprintf(out, "operator command against this region (also explain CLUSTER, clusters --management-cluster MC,\n"+
+			"cordon MC --reason TEXT, uncordon MC --reason TEXT, drain-plan MC):\n  %s\n",
+			operatorCommandLine(bin(filepath.Base(operatorCommand)), emu.Endpoint, emu.Key, cosmos.DefaultDatabase))
+	} else {
+		fmt.Fprintf(out, "operator command: not built, this checkout has no %s\n", operatorCommand)
+	}
+	fmt.Fprintln(out)
 
 	store, err := cosmos.Open(cosmos.Config{Endpoint: emu.Endpoint, Key: emu.Key, Database: cosmos.DefaultDatabase}, prometheus.NewRegistry())
 	if err != nil {
@@ -320,8 +345,7 @@ func startVersionSimulator(ctx context.Context, o Options, emu *emulator.Emulato
 // is over. emulatorDone closes when the Cosmos emulator, which the supervisor does not run, exits.
 // versionsDone receives the version simulator's result should it stop.
 func drive(ctx context.Context, o Options, out io.Writer, store database.Store, csURL string, sup *supervisor, emulatorDone <-chan struct{}, versionsDone <-chan error) error {
-	obs := &observer{store: store, csURL: csURL, client: &http.Client{Timeout: 10 * time.Second},
-		created: map[string]time.Time{}, kinds: map[string]frontend.Kind{}}
+	obs := &observer{store: store, csURL: csURL, client: &http.Client{Timeout: 10 * time.Second}}
 	start := time.Now()
 	var deadline <-chan time.Time
 	if o.ExitWhenSettled {
@@ -337,6 +361,10 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 	last := snapshot{}
 	// On a terminal each progress block replaces the previous one.
 	redraw, drawn := isTerminal(out), 0
+	// settled is whether the last progress line found the region settled; a line saying
+	// so is printed each time it becomes so.
+	settled := false
+	fmt.Fprint(out, legend+"\n")
 	stopped := func() error {
 		fmt.Fprintln(out, "\nstopping")
 		renderPlacements(out, last)
@@ -363,10 +391,15 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			}
 			return fmt.Errorf("the version simulator stopped unexpectedly (%v); its log is %s", err, filepath.Join(sup.logDir, versionSimulatorLog))
 		case <-deadline:
+			why := "the listing above says where each cluster stopped"
 			if s, err := obs.snapshot(ctx); err == nil {
 				render(out, s, o.Clusters, time.Since(start))
+				fmt.Fprintln(out)
+				renderUnsettled(out, s, o.Clusters)
+			} else {
+				why = fmt.Sprintf("reading the region for the reasons failed: %v", err)
 			}
-			return fmt.Errorf("timed out after %s before the region settled: every cluster must be placed, created in Cluster Service and observed, with no reservation left; logs in %s", o.Timeout, sup.logDir)
+			return fmt.Errorf("timed out after %s before the region settled (%s): every cluster must be placed, created in Cluster Service and observed, with no reservation left; logs in %s", o.Timeout, why, sup.logDir)
 		case <-create.C:
 			if len(obs.created) >= o.Clusters {
 				continue
@@ -390,13 +423,13 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 			if _, err := database.Create(ctx, resources, doc); err != nil && !errors.Is(err, database.ErrConflict) {
 				return fmt.Errorf("creating cluster %d: %w", n, err)
 			}
-			key := strings.ToLower(doc.ResourceID)
-			obs.created[key] = now
-			obs.kinds[key] = kind
+			obs.add(doc.ResourceID, now, kind)
 		case <-progress.C:
 			s, err := obs.snapshot(ctx)
 			if err != nil {
-				fmt.Fprintf(out, "reading progress: %v\n", err)
+				if ctx.Err() == nil {
+					fmt.Fprintf(out, "reading progress: %v\n", err)
+				}
 				continue
 			}
 			last = s
@@ -404,12 +437,22 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 				fmt.Fprintf(out, "\033[%dA\033[J", drawn)
 			}
 			drawn = render(out, s, o.Clusters, time.Since(start))
-			if o.ExitWhenSettled && s.settled(o.Clusters) {
-				fmt.Fprintf(out, "\nsettled after %s: %d clusters placed, created in Cluster Service and observed; no reservation left\n",
-					time.Since(start).Round(100*time.Millisecond), o.Clusters)
-				renderPlacements(out, s)
-				return nil
+			now := s.settled(o.Clusters)
+			switch {
+			case now && !settled:
+				fmt.Fprintf(out, "settled: %d clusters in %s: placed, created in Cluster Service and observed; no reservation left\n",
+					o.Clusters, time.Since(start).Round(100*time.Millisecond))
+				// The block stays above the line; the next one is drawn below it.
+				drawn = 0
+				if o.ExitWhenSettled {
+					renderPlacements(out, s)
+					return nil
+				}
+			case !now && settled:
+				fmt.Fprintf(out, "no longer settled: %d of %d observed, %d pending %s\n", s.observed, o.Clusters, s.pending, plural(s.pending, "reservation", "reservations"))
+				drawn = 0
 			}
+			settled = now
 		}
 	}
 }
@@ -417,7 +460,7 @@ func drive(ctx context.Context, o Options, out io.Writer, store database.Store, 
 // registerAll runs `fleet register` for every MC: stamp 1 is the tight one and, when
 // there are several, the last is Unschedulable. The first run creates the database
 // layout alone so that the others do not race to create it.
-func registerAll(ctx context.Context, sup *supervisor, fleet string, o Options, cosmosArgs []string) error {
+func registerAll(ctx context.Context, log *stepLog, sup *supervisor, fleet string, o Options, cosmosArgs []string) error {
 	args := func(n int) []string {
 		policy := api.Schedulable
 		if o.ManagementClusters > 1 && n == o.ManagementClusters {
@@ -436,13 +479,18 @@ func registerAll(ctx context.Context, sup *supervisor, fleet string, o Options, 
 			"--maestro-grpc-target", r.MaestroGRPCTarget,
 		}, cosmosArgs...)
 	}
-	if err := sup.runToCompletion(ctx, "register-1", fleet, args(1)...); err != nil {
+	register := func(n int) error {
+		return log.step(fmt.Sprintf("registering stamp %d (fleet register)", n), fmt.Sprintf("registered stamp %d", n), func() (string, error) {
+			return "", sup.runToCompletion(ctx, fmt.Sprintf("register-%d", n), fleet, args(n)...)
+		})
+	}
+	if err := register(1); err != nil {
 		return err
 	}
 	errs := make([]error, o.ManagementClusters+1)
 	var wg sync.WaitGroup
 	for n := 2; n <= o.ManagementClusters; n++ {
-		wg.Go(func() { errs[n] = sup.runToCompletion(ctx, fmt.Sprintf("register-%d", n), fleet, args(n)...) })
+		wg.Go(func() { errs[n] = register(n) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

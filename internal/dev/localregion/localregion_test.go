@@ -42,9 +42,32 @@ func TestRegionSettles(t *testing.T) {
 	err := Run(ctx, o, &out)
 	require.NoError(t, err, out.String())
 	text := out.String()
-	assert.Contains(t, text, "settled after")
+	assert.Regexp(t, `(?m)^settled: 6 clusters in `, text)
 	for _, name := range []string{"fleet", "mc-simulator", "backend"} {
 		assert.Regexp(t, name+` +http://127\.0\.0\.1:\d+/metrics`, text)
+	}
+	// A line as each step of the start-up begins and one as it ends, with its duration.
+	d := `\d+(\.\d+)?m?s`
+	steps := []string{}
+	for _, b := range []string{"backend", "fleet", "fake-cluster-service", "mc-simulator"} {
+		steps = append(steps, "building "+b+" \\.\\.\\.", "built "+b+" in "+d)
+	}
+	steps = append(steps,
+		`starting the Cosmos emulator \.\.\.`, `started the Cosmos emulator in `+d+`: http://127\.0\.0\.1:\d+`,
+		`starting the fake Cluster Service \.\.\.`, `started the fake Cluster Service in `+d+`: http://127\.0\.0\.1:\d+`,
+		`registering stamp 1 \(fleet register\) \.\.\.`, `registered stamp 1 in `+d,
+		`registering stamp 3 \(fleet register\) \.\.\.`, `registered stamp 3 in `+d,
+		`starting fleet controller \.\.\.`, `fleet controller ready in `+d,
+		`starting the MC simulator \.\.\.`, `the MC simulator ready in `+d,
+		`starting backend \.\.\.`, `backend ready in `+d,
+		`starting the version simulator \(in this process\) \.\.\.`, `started the version simulator in `+d)
+	for _, step := range steps {
+		assert.Regexp(t, `(?m)^`+step, text)
+	}
+	if _, err := os.Stat("../../../hcpsched"); err == nil {
+		assert.Regexp(t, `(?m)^  \S+/bin/hcpsched --cosmos-endpoint=http://127\.0\.0\.1:\d+ --cosmos-key=\S+ --cosmos-database=\S+ capacity$`, text)
+	} else {
+		assert.Contains(t, text, "operator command: not built, this checkout has no ./hcpsched")
 	}
 	assert.Regexp(t, `(?m)^all +6 `, text, "the placement table counts every cluster")
 	assert.Contains(t, text, "desired version 6  pinned in CS 6", "the version simulator chose every cluster's version")
