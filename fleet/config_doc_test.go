@@ -12,8 +12,10 @@ import (
 )
 
 // docs/configuration.md lists every flag of fleet controller and fleet register with its
-// default as the code defines them; HCPSCHED_UPDATE_DOCS=1 regenerates the tables. The
-// FlagSets are private to their parse functions, so the tables are read back from -help.
+// default as the code defines them, and the chart's values schema accepts exactly the
+// controller's flags in fleet.config and requires the ones its validation does;
+// HCPSCHED_UPDATE_DOCS=1 regenerates both. The FlagSets are private to their parse
+// functions, so the flags are read back from -help.
 func TestConfigurationDoc(t *testing.T) {
 	for _, tc := range []struct {
 		section string
@@ -34,4 +36,17 @@ func TestConfigurationDoc(t *testing.T) {
 			configdoc.Check(t, "../docs/configuration.md", tc.section, configdoc.FromUsage(usage.String(), configdoc.ProcessFlags(component)))
 		})
 	}
+	t.Run("chart values schema", func(t *testing.T) {
+		var usage bytes.Buffer
+		_, err := parseControllerFlags([]string{"-help"}, &usage, nil)
+		require.ErrorIs(t, err, flag.ErrHelp)
+		configdoc.CheckChartSchema(t, configdoc.ChartSchemaPath, configdoc.ChartComponent{
+			Name:  "fleet",
+			Flags: configdoc.FromUsage(usage.String(), configdoc.ProcessFlags(component)),
+			Validate: func(args []string) error {
+				_, err := parseControllerFlags(args, io.Discard, configdoc.NoEnv)
+				return err
+			},
+		})
+	})
 }

@@ -38,7 +38,7 @@ type chartCase struct {
 }
 
 // overrideValues is the override set: every kind of value an operator sets for a
-// real region.
+// real region (laid over requiredValues, like every render).
 func overrideValues() map[string]any {
 	return map[string]any{
 		"image": map[string]any{"registry": "arohcpsvc.azurecr.io", "tag": "4f2a9c1"},
@@ -66,28 +66,35 @@ func overrideValues() map[string]any {
 func chartCases() []chartCase {
 	return []chartCase{
 		{
-			name: "defaults",
+			name: "required values only",
 			components: map[string]component{
 				"backend": {
 					replicas: 2, image: "hcpsched-backend:0.1.0",
+					clientID: "33333333-3333-3333-3333-333333333333",
 					env: map[string]string{
-						"HCPSCHED_COSMOS_DATABASE": "arohcp",
-						"HCPSCHED_LEADER_ELECT":    "true",
-						"HCPSCHED_LOG_LEVEL":       "info",
-						"HCPSCHED_METRICS_ADDRESS": ":8080",
-						"HCPSCHED_HEALTH_ADDRESS":  ":8081",
+						"HCPSCHED_COSMOS_ENDPOINT":      "https://arohcp-dev.documents.azure.com:443/",
+						"HCPSCHED_CLUSTERS_SERVICE_URL": "http://clusters-service.clusters-service.svc:8000",
+						"HCPSCHED_COSMOS_DATABASE":      "arohcp",
+						"HCPSCHED_LEADER_ELECT":         "true",
+						"HCPSCHED_LOG_LEVEL":            "info",
+						"HCPSCHED_METRICS_ADDRESS":      ":8080",
+						"HCPSCHED_HEALTH_ADDRESS":       ":8081",
 					},
-					absentEnv: []string{"HCPSCHED_COSMOS_ENDPOINT", "HCPSCHED_CLUSTERS_SERVICE_URL", "HCPSCHED_REGION"},
+					absentEnv: []string{"HCPSCHED_REGION", "HCPSCHED_AGENT_POOL_SOURCE", "HCPSCHED_PLACEMENT_WORKERS"},
 				},
 				"fleet": {
 					replicas: 2, image: "hcpsched-fleet:0.1.0", args: []string{"controller"},
+					clientID: "44444444-4444-4444-4444-444444444444",
 					env: map[string]string{
-						"HCPSCHED_AGENT_POOL_SOURCE": "arm",
-						"HCPSCHED_AZURE_CLOUD":       "AzurePublic",
-						"HCPSCHED_COSMOS_DATABASE":   "arohcp",
-						"HCPSCHED_LEADER_ELECT":      "true",
+						"HCPSCHED_REGION":               "westus3",
+						"HCPSCHED_COSMOS_ENDPOINT":      "https://arohcp-dev.documents.azure.com:443/",
+						"HCPSCHED_CLUSTERS_SERVICE_URL": "http://clusters-service.clusters-service.svc:8000",
+						"HCPSCHED_AGENT_POOL_SOURCE":    "arm",
+						"HCPSCHED_AZURE_CLOUD":          "AzurePublic",
+						"HCPSCHED_COSMOS_DATABASE":      "arohcp",
+						"HCPSCHED_LEADER_ELECT":         "true",
 					},
-					absentEnv: []string{"HCPSCHED_REGION", "HCPSCHED_COSMOS_ENDPOINT"},
+					absentEnv: []string{"HCPSCHED_WORKERS", "HCPSCHED_AGENT_POOL_FILE"},
 				},
 			},
 			metricsPort: "8080", healthPort: "8081", serviceMonitor: true,
@@ -127,7 +134,7 @@ func chartCases() []chartCase {
 			name:   "fleet disabled",
 			values: map[string]any{"fleet": map[string]any{"enabled": false}},
 			components: map[string]component{
-				"backend": {replicas: 2, image: "hcpsched-backend:0.1.0"},
+				"backend": {replicas: 2, image: "hcpsched-backend:0.1.0", clientID: "33333333-3333-3333-3333-333333333333"},
 			},
 			metricsPort: "8080", healthPort: "8081", serviceMonitor: true,
 		},
@@ -149,6 +156,8 @@ func TestChart(t *testing.T) {
 				monitors = n
 			}
 			assert.Equal(t, monitors, m.count("ServiceMonitor"))
+			// The alerts are the region's, not a component's.
+			assert.Equal(t, len(chartRuleFiles(t)), m.count("PrometheusRule"))
 
 			for name, want := range tc.components {
 				t.Run(name, func(t *testing.T) {
@@ -178,11 +187,8 @@ func checkComponent(t *testing.T, tc chartCase, m manifests, name string, want c
 	t.Run("service account", func(t *testing.T) {
 		sa := object[corev1.ServiceAccount](m, pod.ServiceAccountName)
 		require.NotNil(t, sa, "ServiceAccount %q", pod.ServiceAccountName)
-		if want.clientID == "" {
-			assert.NotContains(t, sa.Annotations, "azure.workload.identity/client-id")
-		} else {
-			assert.Equal(t, want.clientID, sa.Annotations["azure.workload.identity/client-id"])
-		}
+		require.NotEmpty(t, want.clientID, "every enabled component has its workload identity")
+		assert.Equal(t, want.clientID, sa.Annotations["azure.workload.identity/client-id"])
 
 		role := object[rbacv1.Role](m, name+"-leader-election")
 		require.NotNil(t, role)

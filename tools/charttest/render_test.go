@@ -49,20 +49,51 @@ type serviceMonitor struct {
 			Interval      string `json:"interval"`
 			ScrapeTimeout string `json:"scrapeTimeout"`
 		} `json:"endpoints"`
+		// The limits Azure Managed Prometheus asks every ServiceMonitor to carry.
+		LabelLimit            *int64 `json:"labelLimit,omitempty"`
+		LabelNameLengthLimit  *int64 `json:"labelNameLengthLimit,omitempty"`
+		LabelValueLengthLimit *int64 `json:"labelValueLengthLimit,omitempty"`
 	} `json:"spec"`
+}
+
+// prometheusRule is prometheus-operator's monitoring.coreos.com/v1 PrometheusRule, as
+// far as the chart uses it; decoded strictly for the same reason as serviceMonitor.
+type prometheusRule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              ruleGroups `json:"spec"`
+}
+
+// ruleGroups is a Prometheus rule file: what observability/alerts/*.rules.yaml hold and
+// a PrometheusRule's spec.
+type ruleGroups struct {
+	Groups []struct {
+		Name     string `json:"name"`
+		Interval string `json:"interval,omitempty"`
+		Rules    []struct {
+			Alert       string            `json:"alert,omitempty"`
+			Record      string            `json:"record,omitempty"`
+			Expr        string            `json:"expr"`
+			For         string            `json:"for,omitempty"`
+			Labels      map[string]string `json:"labels,omitempty"`
+			Annotations map[string]string `json:"annotations,omitempty"`
+		} `json:"rules"`
+	} `json:"groups"`
 }
 
 // kinds are the objects the chart may render, by apiVersion/kind, each with the
 // type it must decode into strictly.
 var kinds = map[string]func() any{
-	"apps/v1/Deployment":                       func() any { return new(appsv1.Deployment) },
-	"v1/ServiceAccount":                        func() any { return new(corev1.ServiceAccount) },
-	"v1/ConfigMap":                             func() any { return new(corev1.ConfigMap) },
-	"v1/Service":                               func() any { return new(corev1.Service) },
-	"rbac.authorization.k8s.io/v1/Role":        func() any { return new(rbacv1.Role) },
-	"rbac.authorization.k8s.io/v1/RoleBinding": func() any { return new(rbacv1.RoleBinding) },
-	"policy/v1/PodDisruptionBudget":            func() any { return new(policyv1.PodDisruptionBudget) },
-	"monitoring.coreos.com/v1/ServiceMonitor":  func() any { return new(serviceMonitor) },
+	"apps/v1/Deployment":                        func() any { return new(appsv1.Deployment) },
+	"v1/ServiceAccount":                         func() any { return new(corev1.ServiceAccount) },
+	"v1/ConfigMap":                              func() any { return new(corev1.ConfigMap) },
+	"v1/Service":                                func() any { return new(corev1.Service) },
+	"rbac.authorization.k8s.io/v1/Role":         func() any { return new(rbacv1.Role) },
+	"rbac.authorization.k8s.io/v1/RoleBinding":  func() any { return new(rbacv1.RoleBinding) },
+	"policy/v1/PodDisruptionBudget":             func() any { return new(policyv1.PodDisruptionBudget) },
+	"monitoring.coreos.com/v1/ServiceMonitor":   func() any { return new(serviceMonitor) },
+	"azmonitoring.coreos.com/v1/ServiceMonitor": func() any { return new(serviceMonitor) },
+	"monitoring.coreos.com/v1/PrometheusRule":   func() any { return new(prometheusRule) },
 }
 
 // manifests is a rendered release: every object decoded into its API type, keyed by
@@ -82,21 +113,87 @@ func object[T any](m manifests, name string) *T {
 // count is how many objects of the kind were rendered.
 func (m manifests) count(kind string) int { return len(m[kind]) }
 
+// runbookBase is the runbook location every render configures (alerts.runbookBaseURL).
+const runbookBase = "https://runbooks.example.com/hcpsched/docs/alerts.md"
+
+// requiredValues are the values the chart refuses to render without: what the binaries
+// refuse to start without, the workload identities and the runbook location. Every
+// render starts from them; a case that tests a refusal overrides one with "".
+func requiredValues() map[string]any {
+	return map[string]any{
+		"config": map[string]any{
+			"cosmos-endpoint":      "https://arohcp-dev.documents.azure.com:443/",
+			"clusters-service-url": "http://clusters-service.clusters-service.svc:8000",
+		},
+		"alerts": map[string]any{"runbookBaseURL": runbookBase},
+		"backend": map[string]any{
+			"serviceAccount": map[string]any{"clientID": "33333333-3333-3333-3333-333333333333"},
+		},
+		"fleet": map[string]any{
+			"config":         map[string]any{"region": "westus3"},
+			"serviceAccount": map[string]any{"clientID": "44444444-4444-4444-4444-444444444444"},
+		},
+	}
+}
+
+// withRequired is overrides laid over requiredValues: maps merge key by key, anything
+// else in overrides (a list, a scalar, nil) replaces the required value, as Helm merges
+// a -f file over values.yaml.
+func withRequired(overrides map[string]any) map[string]any {
+	return mergeValues(requiredValues(), overrides)
+}
+
+func mergeValues(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst)+len(src))
+	for k, v := range dst {
+		out[k] = v
+	}
+	for k, v := range src {
+		if sub, ok := v.(map[string]any); ok {
+			if base, ok := out[k].(map[string]any); ok {
+				out[k] = mergeValues(base, sub)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // renderValues loads the chart and computes the values a release named releaseName in
-// releaseNamespace renders with, validated against values.schema.json.
+// releaseNamespace renders with, validated against values.schema.json. The overrides
+// are laid over requiredValues.
 func renderValues(t *testing.T, overrides map[string]any) (*chart.Chart, chartutil.Values, error) {
+	t.Helper()
+	return renderRawValues(t, withRequired(overrides))
+}
+
+// renderRawValues is renderValues with exactly the given values over values.yaml.
+func renderRawValues(t *testing.T, values map[string]any) (*chart.Chart, chartutil.Values, error) {
 	t.Helper()
 	chrt, err := loader.Load(chartDir)
 	require.NoError(t, err, "loading the chart")
-	vals, err := chartutil.ToRenderValues(chrt, overrides, chartutil.ReleaseOptions{
+	vals, err := chartutil.ToRenderValues(chrt, values, chartutil.ReleaseOptions{
 		Name: releaseName, Namespace: releaseNamespace, Revision: 1, IsInstall: true,
 	}, chartutil.DefaultCapabilities)
 	return chrt, vals, err
 }
 
-// render renders the chart as `helm install` would with the given value overrides and
-// decodes every manifest strictly: a field the API type does not have fails the test,
-// as would a kind the chart is not expected to produce.
+// renderError is the error `helm install` would stop with for the overrides (laid over
+// requiredValues): the schema's, or the templates' (a `fail`); nil if it renders.
+func renderError(t *testing.T, overrides map[string]any) error {
+	t.Helper()
+	chrt, vals, err := renderValues(t, overrides)
+	if err != nil {
+		return err
+	}
+	_, err = engine.Engine{Strict: true}.Render(chrt, vals)
+	return err
+}
+
+// render renders the chart as `helm install` would with the given value overrides (laid
+// over requiredValues) and decodes every manifest strictly: a field the API type does
+// not have fails the test, as would a kind the chart is not expected to produce.
 func render(t *testing.T, overrides map[string]any) manifests {
 	t.Helper()
 	chrt, vals, err := renderValues(t, overrides)
