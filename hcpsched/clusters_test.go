@@ -15,9 +15,9 @@ import (
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
-func TestClustersEmulator(t *testing.T) {
-	s := newScene(t)
-	stamp2 := `management cluster: stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default)
+// clustersStamp2 is `clusters --management-cluster 2` in the scene, as docs/operations.md
+// shows it.
+const clustersStamp2 = `management cluster: stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default)
 
 CLUSTER            KIND                  INTENT  OBSERVED  STATE             RESERVED-HERE  CLUSTER-SERVICE-ID                                               PROVISIONING
 rg/mismatch        SWIFT single-replica  1       2         MISMATCH          no             /api/aro_hcp/v1alpha1/clusters/mismatch000000000000000000000000  Provisioning
@@ -32,14 +32,17 @@ CLUSTER      INTENT  OBSERVED  PENDING-CLEANUP
 rg/inflight  -       -         keeps it: placement is in flight (its next attempt reuses it)
 rg/gone      -       -         releases it: the cluster has no ServiceProviderCluster
 `
+
+func TestClustersEmulator(t *testing.T) {
+	s := newScene(t)
 	for _, tc := range []struct {
 		name string
 		mc   string
 		want string
 	}{
-		{name: "by stamp", mc: "2", want: stamp2},
+		{name: "by stamp", mc: "2", want: clustersStamp2},
 		// The MC's resource ID, in any casing, names it as well.
-		{name: "by resource ID", mc: "/providers/Microsoft.RedHatOpenShift/stamps/2/managementClusters/DEFAULT", want: stamp2},
+		{name: "by resource ID", mc: "/providers/Microsoft.RedHatOpenShift/stamps/2/managementClusters/DEFAULT", want: clustersStamp2},
 		{
 			// The mismatch is listed on both MCs; stamp 1's reservation for a cluster
 			// placed on stamp 2 is PendingCleanup's to release.

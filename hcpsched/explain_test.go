@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -606,4 +608,45 @@ func TestBackendAction(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// docs/operations.md names every global flag and has a section for every verb, and its
+// example of the clusters verb is the output the emulator test compares.
+func TestOperationsDoc(t *testing.T) {
+	b, err := os.ReadFile("../docs/operations.md")
+	require.NoError(t, err)
+	doc := string(b)
+
+	_, flags, ok := strings.Cut(doc, "\n## Global flags\n")
+	require.True(t, ok, "docs/operations.md has no Global flags section")
+	flags, _, _ = strings.Cut(flags, "\n## ")
+	fs := flag.NewFlagSet("hcpsched", flag.ContinueOnError)
+	addGlobalFlags(fs, &globals{})
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "`--" + f.Name + "`"
+		switch {
+		case strings.HasPrefix(f.Name, "placement-"):
+			name = "`--placement-*`"
+		case len(f.Name) == 1:
+			name = "`-" + f.Name + "`"
+		}
+		assert.True(t, strings.Contains(flags, name), "the Global flags section of docs/operations.md lacks %s", name)
+	})
+
+	var headings []string
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "## ") {
+			headings = append(headings, line)
+		}
+	}
+	for _, v := range verbs() {
+		found := false
+		for _, h := range headings {
+			found = found || strings.Contains(h, "`hcpsched "+v.name+" ") || strings.Contains(h, "`hcpsched "+v.name+"`")
+		}
+		assert.True(t, found, "docs/operations.md has no section for %s", v.name)
+	}
+
+	assert.True(t, strings.Contains(doc, "$ hcpsched clusters --management-cluster 2\n"+clustersStamp2+"```"),
+		"docs/operations.md's example of the clusters verb is not TestClustersEmulator's output")
 }
