@@ -307,7 +307,7 @@ func explainVerdicts(d placement.Decision, c placement.Cluster) []explainVerdict
 			ResourceID:       v.ManagementCluster(),
 			Stamp:            stampOf(v.ManagementCluster()),
 			Reservations:     v.MC.Reservations(),
-			HoldsThisCluster: holds(v.MC, c.ResourceID),
+			HoldsThisCluster: holdsReservationFor(v.MC, c.ResourceID),
 			Available:        []string{},
 		}
 		if available, ok := v.MC.Available(); ok {
@@ -342,8 +342,8 @@ func explainVerdicts(d placement.Decision, c placement.Cluster) []explainVerdict
 	return out
 }
 
-// holds says whether the MC's scheduling document lists the cluster.
-func holds(mc *placement.MC, cluster string) bool {
+// holdsReservationFor says whether the MC's scheduling document lists the cluster.
+func holdsReservationFor(mc *placement.MC, cluster string) bool {
 	if mc.Scheduling == nil || mc.Scheduling.Properties.Status == nil {
 		return false
 	}
