@@ -232,7 +232,7 @@ func TestReservationFate(t *testing.T) {
 		{name: "placed here", cluster: cluster(), spc: spc(placedOn(here, now)), wantKept: true, wantWhy: "the cluster is placed here"},
 		{name: "placed there", cluster: cluster(), spc: spc(placedOn(there, now)), wantWhy: "the cluster is placed on stamp 2"},
 		{name: "unmappable", cluster: cluster(func(p *api.ClusterServiceProviderProperties) { p.ClusterServiceID = legacy }),
-			spc:     spc(capacity(api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(legacy), now)),
+			spc:     spc(withCapacityCondition(api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(legacy), now)),
 			wantWhy: "its clusterServiceID does not resolve in Cluster Service"},
 		{name: "cluster not cached", spc: spc(), wantKept: true, wantWhy: "the cluster is not in the region's caches"},
 		{name: "in flight", cluster: cluster(), spc: spc(), wantKept: true, wantWhy: "placement is in flight (its next attempt reuses it)"},

@@ -89,7 +89,7 @@ func placedOn(mc *api.ResourceID, at time.Time) func(*api.ServiceProviderCluster
 	return func(s *api.ServiceProviderCluster) {
 		s.Properties.Spec.ManagementClusterResourceID = strings.ToLower(mc.String())
 		s.Properties.Spec.ManagementClusterPlacementTime = at
-		capacity(api.ConditionTrue, placement.ConditionReasonAvailable, "placed on stamp "+stampOf(mc.String()), at)(s)
+		withCapacityCondition(api.ConditionTrue, placement.ConditionReasonAvailable, "placed on stamp "+stampOf(mc.String()), at)(s)
 	}
 }
 
@@ -98,8 +98,8 @@ func observedOn(mc *api.ResourceID) func(*api.ServiceProviderCluster) {
 	return func(s *api.ServiceProviderCluster) { s.Properties.Status.ManagementClusterResourceID = mc.String() }
 }
 
-// capacity sets the CapacityAvailable condition as placement writes it.
-func capacity(status, reason, message string, at time.Time) func(*api.ServiceProviderCluster) {
+// withCapacityCondition sets the CapacityAvailable condition as placement writes it.
+func withCapacityCondition(status, reason, message string, at time.Time) func(*api.ServiceProviderCluster) {
 	return func(s *api.ServiceProviderCluster) {
 		if s.Properties.Status.Placement == nil {
 			s.Properties.Status.Placement = &api.PlacementStatus{}
@@ -110,8 +110,8 @@ func capacity(status, reason, message string, at time.Time) func(*api.ServicePro
 	}
 }
 
-// cordon sets a stored MC's scheduling policy to Unschedulable.
-func (r *testRegion) cordon(t *testing.T, mc *api.ResourceID) {
+// storeUnschedulable sets a stored MC's scheduling policy to Unschedulable.
+func (r *testRegion) storeUnschedulable(t *testing.T, mc *api.ResourceID) {
 	t.Helper()
 	pk, err := api.FleetPartitionKey(mc)
 	require.NoError(t, err)
@@ -154,7 +154,7 @@ func newScene(t *testing.T) *scene {
 	s.stamp2 = s.mc(t, "2", 64, 20, s.reservedTwice.Key(), s.inflight.Key(), s.gone.Key())
 	s.stamp3 = s.mc(t, "3", 32, 31)
 	s.stamp10 = s.mc(t, "10", 64, 0)
-	s.cordon(t, s.stamp10)
+	s.storeUnschedulable(t, s.stamp10)
 
 	s.cluster(t, "placed", frontend.Kind{Swift: true}, withProvisioningState(api.ProvisioningStateSucceeded), inClusterService("placed"))
 	s.spc(t, s.placed, placedOn(s.stamp2, s.placedAt), observedOn(s.stamp2))
@@ -173,8 +173,8 @@ func newScene(t *testing.T) *scene {
 	return s
 }
 
-// at formats a time as the tables do.
-func at(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// rfc3339 formats a time as the tables do.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func TestExplainEmulator(t *testing.T) {
 	s := newScene(t)
@@ -184,9 +184,9 @@ provisioning state:  Succeeded
 deleting:            no
 
 ServiceProviderCluster:
-  intent:             stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default), placed ` + at(s.placedAt) + `
+  intent:             stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default), placed ` + rfc3339(s.placedAt) + `
   observed:           stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default)
-  CapacityAvailable:  True, reason Available, lastTransitionTime ` + at(s.placedAt) + `
+  CapacityAvailable:  True, reason Available, lastTransitionTime ` + rfc3339(s.placedAt) + `
   message:            placed on stamp 2
 
 reservations:             none
@@ -219,9 +219,9 @@ provisioning state:  Provisioning
 deleting:            no
 
 ServiceProviderCluster:
-  intent:             stamp 1 (/providers/microsoft.redhatopenshift/stamps/1/managementclusters/default), placed ` + at(s.mismatchPlacedAt) + `
+  intent:             stamp 1 (/providers/microsoft.redhatopenshift/stamps/1/managementclusters/default), placed ` + rfc3339(s.mismatchPlacedAt) + `
   observed:           stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default)  MISMATCH: Cluster Service put it elsewhere than placement chose
-  CapacityAvailable:  True, reason Available, lastTransitionTime ` + at(s.mismatchPlacedAt) + `
+  CapacityAvailable:  True, reason Available, lastTransitionTime ` + rfc3339(s.mismatchPlacedAt) + `
   message:            placed on stamp 1
 
 reservations:             none
@@ -248,9 +248,9 @@ provisioning state:  Accepted
 deleting:            no
 
 ServiceProviderCluster:
-  intent:             stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default), placed ` + at(s.reservedTwiceTime) + `
+  intent:             stamp 2 (/providers/microsoft.redhatopenshift/stamps/2/managementclusters/default), placed ` + rfc3339(s.reservedTwiceTime) + `
   observed:           not yet observed
-  CapacityAvailable:  True, reason Available, lastTransitionTime ` + at(s.reservedTwiceTime) + `
+  CapacityAvailable:  True, reason Available, lastTransitionTime ` + rfc3339(s.reservedTwiceTime) + `
   message:            placed on stamp 2
 
 reservations:             stamp 1 (PendingCleanup releases it: the cluster is placed on stamp 2)
@@ -392,13 +392,13 @@ STAMP  AVAILABLE(aro.openshift.io/swift-nic)  RESERVATIONS  VERDICT
 func TestExplainFitsNowhereEmulator(t *testing.T) {
 	r := newTestRegion(t)
 	r.mc(t, "1", 32, 30)
-	r.cordon(t, r.mc(t, "2", 64, 0))
+	r.storeUnschedulable(t, r.mc(t, "2", 64, 0))
 	waiting := r.cluster(t, "waiting", frontend.Kind{Swift: true})
 	// The condition placement wrote at its last attempt, when stamp 1 had one NIC less:
 	// explain shows it as stored, beside what the engine says now.
 	decidedAt := r.reportedAt.Add(-5 * time.Minute)
 	stored := "0 of 2 management clusters fit: stamp 1: InsufficientCapacity (aro.openshift.io/swift-nic 1 available, 3 needed); stamp 2: Unschedulable (cordoned)"
-	r.spc(t, waiting, capacity(api.ConditionFalse, placement.ConditionReasonInsufficientCapacity, stored, decidedAt))
+	r.spc(t, waiting, withCapacityCondition(api.ConditionFalse, placement.ConditionReasonInsufficientCapacity, stored, decidedAt))
 	noSPC := r.cluster(t, "new", frontend.Kind{Swift: true})
 
 	now := "0 of 2 management clusters fit: stamp 1: InsufficientCapacity (aro.openshift.io/swift-nic 2 available, 3 needed); stamp 2: Unschedulable (cordoned)"
@@ -412,7 +412,7 @@ deleting:            no
 ServiceProviderCluster:
   intent:             none (not placed)
   observed:           not yet observed
-  CapacityAvailable:  False, reason InsufficientCapacity, lastTransitionTime `+at(decidedAt)+`
+  CapacityAvailable:  False, reason InsufficientCapacity, lastTransitionTime `+rfc3339(decidedAt)+`
   message:            `+stored+`
 
 reservations:             none
@@ -589,7 +589,7 @@ func TestBackendAction(t *testing.T) {
 		{name: "in Cluster Service", cluster: cluster(inClusterService("c")), spc: spc(), sched: sched(), hasShard: shards,
 			want: explainBackend{actionAdoption, "adoption: Cluster Service already has it (clusterServiceID " + csHREF("c") + "); ClusterServiceAdoption sets its intent to where Cluster Service put it, placement does not place it"}},
 		{name: "unmappable", cluster: cluster(unmappable),
-			spc:   spc(capacity(api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(legacy), now)),
+			spc:   spc(withCapacityCondition(api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(legacy), now)),
 			sched: sched(), hasShard: shards,
 			want: explainBackend{actionUnmappable, "nothing: clusterServiceID " + legacy + " does not resolve in Cluster Service; hcpsched neither places nor adopts it"}},
 		{name: "failed", cluster: cluster(withProvisioningState(api.ProvisioningStateFailed)), spc: spc(), sched: sched(), hasShard: shards,
