@@ -46,7 +46,9 @@ type verb struct {
 // verbs are the subcommands, in the order the help lists them.
 func verbs() []verb {
 	return []verb{
+		explainVerb(),
 		capacityVerb(),
+		clustersVerb(),
 	}
 }
 
