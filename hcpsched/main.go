@@ -47,6 +47,9 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		capacityVerb(),
+		cordonVerb(),
+		uncordonVerb(),
+		drainPlanVerb(),
 	}
 }
 
