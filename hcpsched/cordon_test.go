@@ -327,3 +327,9 @@ func TestUnknownManagementClusterEmulator(t *testing.T) {
 		})
 	}
 }
+
+// The one field cordon tells docwrite it owns is its Write row in
+// docs/cosmos-data-flow.md.
+func TestCordonOwnsItsDocumentedWrite(t *testing.T) {
+	controllertest.AssertOwnsItsWriteRows(t, "../docs/cosmos-data-flow.md", "hcpsched cordon and uncordon", "ManagementCluster", policyOwns)
+}
