@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
-	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hcpsched/hcpsched/fleet/register"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
@@ -261,15 +261,11 @@ func (ch *policyChange) table(w *tabwriter.Writer) {
 	}
 }
 
-// mcStampPattern is what a stamp identifier may be (fleet register's rule): one path
-// segment of a resource ID.
-var mcStampPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
-
 // managementClusterArg is the MC an argument names: a stamp identifier ("1") or the MC's
 // resource ID (…/stamps/{stamp}/managementclusters/default), in any casing.
 func managementClusterArg(arg string) (*api.ResourceID, error) {
 	if !strings.HasPrefix(arg, "/") {
-		if !mcStampPattern.MatchString(arg) {
+		if !register.ValidStampIdentifier(arg) {
 			return nil, usagef("management cluster %q: give a stamp identifier (letters, digits and '-') or the MC's resource ID", arg)
 		}
 		return api.ManagementClusterResourceID(arg), nil

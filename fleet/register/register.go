@@ -19,6 +19,10 @@ import (
 // stampPattern keeps stamp identifiers to one path segment of a resource ID.
 var stampPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
+// ValidStampIdentifier says whether s can be a stamp identifier: letters, digits and '-',
+// starting with a letter or digit, so that it is one path segment of a resource ID.
+func ValidStampIdentifier(s string) bool { return stampPattern.MatchString(s) }
+
 // DefaultConflictRetries bounds how often a write that lost an etag race is redone from a
 // fresh read.
 const DefaultConflictRetries = 5
@@ -53,7 +57,7 @@ func (o Options) Validate() error {
 	var errs []error
 	if o.Stamp == "" {
 		errs = append(errs, errors.New("--stamp-identifier is required"))
-	} else if !stampPattern.MatchString(o.Stamp) {
+	} else if !ValidStampIdentifier(o.Stamp) {
 		errs = append(errs, fmt.Errorf("--stamp-identifier %q must be letters, digits and '-'", o.Stamp))
 	}
 	if o.SchedulingPolicy != "" && o.SchedulingPolicy != api.Schedulable && o.SchedulingPolicy != api.Unschedulable {
