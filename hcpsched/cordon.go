@@ -179,7 +179,7 @@ func policyEffects(ch *policyChange) []string {
 			fmt.Sprintf("placement (backend): puts no new cluster on %s; clusters waiting for capacity name it Unschedulable in their CapacityAvailable condition", name),
 			fmt.Sprintf("placement (backend): clusters already placed or reserved on %s stay there and keep their capacity; cordon moves nothing (what would move: hcpsched drain-plan %s)", name, ch.Stamp),
 			fmt.Sprintf("fleet: ClustersServiceRegistration sets %s to %s on its next pass, so Cluster Service's own placement avoids it too; hcpsched's creates of clusters already placed there are pinned to the shard and still go to it", shard, clusterservice.ShardStatusMaintenance),
-			fmt.Sprintf("metrics: %s adds nothing to backend_region_headroom_hcps; hcpsched capacity shows it not placeable: Unschedulable", name),
+			fmt.Sprintf("metrics: %s adds nothing to backend_region_headroom_hcps; hcpsched capacity shows it with POLICY Unschedulable and PLACEABLE \"no: Unschedulable: cordoned\"", name),
 			"the reason is not stored (ARO-HCP's ManagementCluster has no field for it): keep the audit line this command printed on stderr",
 		}
 	}

@@ -142,7 +142,7 @@ What follows:
 - placement (backend): puts no new cluster on stamp 1; clusters waiting for capacity name it Unschedulable in their CapacityAvailable condition
 - placement (backend): clusters already placed or reserved on stamp 1 stay there and keep their capacity; cordon moves nothing (what would move: hcpsched drain-plan 1)
 - fleet: ClustersServiceRegistration sets its Cluster Service provision shard /api/aro_hcp/v1alpha1/provision_shards/2lq3b6c1tq0h2o8k4mdsg7e5r9uvja1f to maintenance on its next pass, so Cluster Service's own placement avoids it too; hcpsched's creates of clusters already placed there are pinned to the shard and still go to it
-- metrics: stamp 1 adds nothing to backend_region_headroom_hcps; hcpsched capacity shows it not placeable: Unschedulable
+- metrics: stamp 1 adds nothing to backend_region_headroom_hcps; hcpsched capacity shows it with POLICY Unschedulable and PLACEABLE "no: Unschedulable: cordoned"
 - the reason is not stored (ARO-HCP's ManagementCluster has no field for it): keep the audit line this command printed on stderr
 `
 	assert.Equal(t, want, out)
