@@ -117,9 +117,12 @@ func TestControllerFlagValidation(t *testing.T) {
 
 func TestRegisterFlags(t *testing.T) {
 	_, err := parseRegisterFlags(nil, io.Discard, env(nil))
-	for _, want := range []string{"--stamp-identifier is required", "--scheduling-policy must be", "--aks-resource-id is required", "--kube-applier-cosmos-container-name is required"} {
+	for _, want := range []string{"--stamp-identifier is required", "--aks-resource-id is required", "--kube-applier-cosmos-container-name is required"} {
 		assert.ErrorContains(t, err, want)
 	}
+	assert.NotContains(t, err.Error(), "--scheduling-policy", "left out, the stored policy is kept")
+	_, err = parseRegisterFlags([]string{"--scheduling-policy=Draining"}, io.Discard, env(nil))
+	assert.ErrorContains(t, err, `--scheduling-policy must be Schedulable or Unschedulable, got "Draining"`)
 	f, err := parseRegisterFlags([]string{"--stamp-identifier=2"}, io.Discard, env(map[string]string{
 		"HCPSCHED_STAMP_IDENTIFIER":                   "1",
 		"HCPSCHED_SCHEDULING_POLICY":                  "Unschedulable",

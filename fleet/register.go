@@ -36,7 +36,7 @@ func parseRegisterFlags(args []string, stderr io.Writer, lookup process.LookupEn
 	o := &f.opts
 	fs.StringVar(&o.Stamp, "stamp-identifier", "", "Stamp identifier, e.g. 1 (required)")
 	fs.BoolVar(&o.AutoApprove, "auto-approve", false, "Record the stamp as approved (Approved=True, AutoApproved); Cluster Service registration waits for approval")
-	fs.StringVar(&o.SchedulingPolicy, "scheduling-policy", "", "Management cluster scheduling policy: Schedulable or Unschedulable (required)")
+	fs.StringVar(&o.SchedulingPolicy, "scheduling-policy", "", "Management cluster scheduling policy: Schedulable or Unschedulable. Required for a new management cluster; left out, an existing one keeps its stored policy, so a re-run does not undo a cordon (hcpsched cordon)")
 	fs.StringVar(&o.AKSResourceID, "aks-resource-id", "", "ARM resource ID of the management cluster's AKS cluster (required)")
 	fs.StringVar(&o.PublicDNSZoneResourceID, "public-dns-zone-resource-id", "", "ARM resource ID of the public DNS zone (needed for the provision shard)")
 	fs.StringVar(&o.HostedClustersSecretsKeyVaultURL, "hosted-clusters-secrets-keyvault-url", "", "Key Vault URL for hosted cluster secrets (needed for the provision shard)")

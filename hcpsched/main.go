@@ -49,6 +49,9 @@ func verbs() []verb {
 		explainVerb(),
 		capacityVerb(),
 		clustersVerb(),
+		cordonVerb(),
+		uncordonVerb(),
+		drainPlanVerb(),
 	}
 }
 

@@ -236,3 +236,75 @@ func TestOwnedFieldsAreTheDocumentedWrites(t *testing.T) {
 		})
 	}
 }
+
+// Register writes the scheduling policy only when it is given: a re-run without
+// --scheduling-policy keeps what is stored (an SRE's cordon above all), and a new
+// management cluster without one is refused before anything is written.
+func TestRegisterKeepsThePolicyItIsNotGiven(t *testing.T) {
+	withPolicy := func(policy string) Options {
+		o := stamp1()
+		o.SchedulingPolicy = policy
+		return o
+	}
+	mcID := api.ManagementClusterResourceID("1")
+	for _, tc := range []struct {
+		name string
+		// before registers first with this policy; "" registers nothing first.
+		before     string
+		run        Options
+		wantErr    string
+		wantPolicy string
+		// wantWrite is whether the second run writes the MC.
+		wantWrite bool
+	}{
+		{name: "omitted on a cordoned MC: kept", before: api.Unschedulable, run: withPolicy(""), wantPolicy: api.Unschedulable},
+		{name: "omitted on a schedulable MC: kept", before: api.Schedulable, run: withPolicy(""), wantPolicy: api.Schedulable},
+		{name: "given: written", before: api.Unschedulable, run: withPolicy(api.Schedulable), wantPolicy: api.Schedulable, wantWrite: true},
+		{name: "given as stored: nothing written", before: api.Unschedulable, run: withPolicy(api.Unschedulable), wantPolicy: api.Unschedulable},
+		{name: "omitted for a new MC: refused", run: withPolicy(""), wantErr: "--scheduling-policy is required for a new management cluster"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memory.New()
+			var etag string
+			if tc.before != "" {
+				require.NoError(t, Run(t.Context(), s, withPolicy(tc.before), approvedAt))
+				etag = stored(t, s, mcID).ETag
+			}
+			err := Run(t.Context(), s, tc.run, approvedAt.Add(time.Hour))
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				for _, id := range []*api.ResourceID{api.StampResourceID("1"), mcID, api.SchedulingResourceID(mcID)} {
+					pk, err := api.FleetPartitionKey(id)
+					require.NoError(t, err)
+					_, err = s.Container(api.FleetContainer).Get(t.Context(), pk, api.CosmosID(id.String()))
+					assert.ErrorIs(t, err, database.ErrNotFound, "a refused register writes nothing: %s", id)
+				}
+				return
+			}
+			require.NoError(t, err)
+			item := stored(t, s, mcID)
+			mc, err := database.DecodeItem[api.ManagementClusterProperties](item)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantPolicy, mc.Properties.Spec.SchedulingPolicy)
+			assert.Equal(t, tc.wantWrite, item.ETag != etag, "written")
+		})
+	}
+}
+
+// An ARO-HCP management cluster cordoned by the admin API keeps its cordon when
+// register runs again without the flag, and the other fields register owns still change.
+func TestRegisterWithoutPolicyKeepsAnAROHCPCordon(t *testing.T) {
+	s := memory.New()
+	seed(t, s, "constructed/fleet-stamp-3-approval-revoked.json", "constructed/fleet-managementcluster-3-cordoned-registration-checkfailed.json")
+	before := stored(t, s, api.ManagementClusterResourceID("3"))
+	o := stamp1()
+	o.Stamp, o.AutoApprove, o.SchedulingPolicy = "3", false, ""
+	o.MaestroGRPCTarget = "maestro-grpc.other.svc:8090"
+	require.NoError(t, Run(t.Context(), s, o, approvedAt))
+
+	mc, err := database.DecodeItem[api.ManagementClusterProperties](stored(t, s, api.ManagementClusterResourceID("3")))
+	require.NoError(t, err)
+	assert.Equal(t, api.Unschedulable, mc.Properties.Spec.SchedulingPolicy)
+	assert.Equal(t, "maestro-grpc.other.svc:8090", mc.Properties.Status.MaestroGRPCTarget)
+	assert.NotEqual(t, before.ETag, stored(t, s, api.ManagementClusterResourceID("3")).ETag, "the given fields were written")
+}
