@@ -707,10 +707,33 @@ func TestDocumentedPanelsExist(t *testing.T) {
 		require.NoError(t, err)
 		for _, m := range panelReference.FindAllStringSubmatch(string(b), -1) {
 			refs++
-			assert.True(t, titles[m[1]], "%s names panel %q, which the dashboard does not have", doc, m[1])
+			// Markdown reads a line break inside the name as a space.
+			title := strings.Join(strings.Fields(m[1]), " ")
+			assert.True(t, titles[title], "%s names panel %q, which the dashboard does not have", doc, title)
 		}
 	}
 	assert.NotZero(t, refs, "the runbooks name the panels to look at")
+}
+
+// The PromQL the runbooks give to paste reads, and names only metrics a binary exports.
+func TestRunbookPromQL(t *testing.T) {
+	names := registeredNames(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "alerts.md"))
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+	require.NotEmpty(t, blocks)
+	for _, block := range blocks {
+		for _, line := range strings.Split(strings.TrimSpace(block[1]), "\n") {
+			got, err := metricNames(line)
+			if !assert.NoError(t, err, line) {
+				continue
+			}
+			assert.NotEmpty(t, got, line)
+			for _, n := range got {
+				assert.True(t, registered(names, n), "docs/alerts.md: %s queries %s, which no binary registers", line, n)
+			}
+		}
+	}
 }
 
 // Each check has teeth: on a copy of the dashboard broken the way it guards against, it
