@@ -52,7 +52,7 @@ func NewPlacementMetrics(reg prometheus.Registerer) (*PlacementMetrics, error) {
 		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    PlacementLatencyName,
-			Help:    "Seconds from a cluster's creation (properties.systemData.createdAt) to the placement write (ServiceProviderCluster spec.managementClusterPlacementTime), observed once per cluster this process places: not for attempts that lost a race or failed, not for a cluster already placed.",
+			Help:    "Seconds from a cluster's creation (properties.systemData.createdAt) to the placement write (ServiceProviderCluster spec.managementClusterPlacementTime), observed once per cluster this process places: not for attempts that lost a race or failed, not for a cluster already placed (a cluster placed again because its management cluster vanished before the create is observed again).",
 			Buckets: placementLatencyBuckets(),
 		}),
 	}
