@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -39,9 +40,6 @@ const (
 	DefaultCosmosEnsureLayout = false
 	// DefaultLayoutTimeout bounds creating the database and containers at start-up.
 	DefaultLayoutTimeout = time.Minute
-	// DefaultClusterServiceMetricsSubsystem prefixes the OCM SDK's request metrics:
-	// hcpsched_cluster_service_request_count and _request_duration.
-	DefaultClusterServiceMetricsSubsystem = "hcpsched_cluster_service"
 )
 
 func main() {
@@ -98,6 +96,17 @@ func (c *config) validate() error {
 	return errors.Join(errs...)
 }
 
+// clusterServiceConfig is the Cluster Service connection the controllers use: the
+// flags, plus the backend's user agent, logger and metrics registry (request metrics
+// under clusterservice.MetricsSubsystem, the fleet's names too).
+func (c *config) clusterServiceConfig(logger *slog.Logger, reg prometheus.Registerer) clusterservice.Config {
+	cfg := c.clusterService
+	cfg.Logger = logger.With("client", "clusterservice")
+	cfg.Agent = "hcpsched-" + Component
+	cfg.MetricsRegisterer = reg
+	return cfg
+}
+
 // run is the whole life of the binary; main only adds the exit code.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs, cfg := newFlagSet(stderr)
@@ -123,12 +132,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 
-	csCfg := cfg.clusterService
-	csCfg.Logger = logger.With("client", "clusterservice")
-	csCfg.Agent = "hcpsched-" + Component
-	csCfg.MetricsSubsystem = DefaultClusterServiceMetricsSubsystem
-	csCfg.MetricsRegisterer = reg
-	cs, err := clusterservice.New(ctx, csCfg)
+	cs, err := clusterservice.New(ctx, cfg.clusterServiceConfig(logger, reg))
 	if err != nil {
 		return err
 	}

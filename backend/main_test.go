@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -219,4 +220,28 @@ func TestBackendAgainstEmulator(t *testing.T) {
 		func(s *api.ServiceProviderCluster) bool { return s.Properties.ObservedManagementCluster() != "" })
 	assert.Equal(t, mcA.String(), spc.Properties.ObservedManagementCluster())
 	assert.Equal(t, mcA.String(), spc.Properties.IntendedManagementCluster())
+}
+
+// The backend's Cluster Service request metrics have the fleet's names: one query covers
+// both binaries, and the scrape's job and pod labels tell them apart.
+func TestClusterServiceRequestMetrics(t *testing.T) {
+	srv := httptest.NewServer(fakeclusterservice.New())
+	t.Cleanup(srv.Close)
+	cfg, err := parse(t, []string{"--cosmos-endpoint=https://cosmos.invalid", "--clusters-service-url=" + srv.URL}, nil)
+	require.NoError(t, err)
+	require.NoError(t, cfg.validate())
+	reg := prometheus.NewRegistry()
+	cs, err := clusterservice.New(t.Context(), cfg.clusterServiceConfig(slog.New(slog.DiscardHandler), reg))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	_, err = cs.ListProvisionShards(t.Context())
+	require.NoError(t, err)
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	var names []string
+	for _, f := range families {
+		names = append(names, f.GetName())
+	}
+	assert.Equal(t, []string{"hcpsched_cluster_service_request_count", "hcpsched_cluster_service_request_duration"}, names)
 }

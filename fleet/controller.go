@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -165,11 +166,7 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.clusterService.Agent = "hcpsched-" + component
-	f.clusterService.Logger = logger
-	f.clusterService.MetricsSubsystem = "hcpsched_fleet_clusters_service"
-	f.clusterService.MetricsRegisterer = reg
-	cs, err := clusterservice.New(ctx, f.clusterService)
+	cs, err := clusterservice.New(ctx, f.clusterServiceConfig(logger, reg))
 	if err != nil {
 		return err
 	}
@@ -194,6 +191,17 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	return process.Run(ctx, f.shell, reg, logger, fleet)
+}
+
+// clusterServiceConfig is the Cluster Service connection the controllers use: the
+// flags, plus the fleet's user agent, logger and metrics registry (request metrics
+// under clusterservice.MetricsSubsystem, the backend's names too).
+func (f controllerFlags) clusterServiceConfig(logger *slog.Logger, reg prometheus.Registerer) clusterservice.Config {
+	cfg := f.clusterService
+	cfg.Agent = "hcpsched-" + component
+	cfg.Logger = logger
+	cfg.MetricsRegisterer = reg
+	return cfg
 }
 
 func agentPoolSource(f controllerFlags, cloudConfig cloud.Configuration) (agentpools.Source, error) {

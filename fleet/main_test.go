@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -291,4 +292,32 @@ func replace(t *testing.T, c database.Container, pk string, id *api.ResourceID, 
 		return
 	}
 	t.Fatalf("%s kept changing", id)
+}
+
+// The fleet's Cluster Service request metrics have the backend's names: one query covers
+// both binaries, and the scrape's job and pod labels tell them apart.
+func TestClusterServiceRequestMetrics(t *testing.T) {
+	srv := httptest.NewServer(fakeclusterservice.New())
+	t.Cleanup(srv.Close)
+	f, err := parseControllerFlags([]string{"--cosmos-endpoint=https://cosmos.invalid", "--clusters-service-url=" + srv.URL, "--region=westus3"}, io.Discard, env(nil))
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	cs, err := clusterservice.New(t.Context(), f.clusterServiceConfig(slog.New(slog.DiscardHandler), reg))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	_, err = cs.ListProvisionShards(t.Context())
+	require.NoError(t, err)
+
+	assert.Equal(t, []string{"hcpsched_cluster_service_request_count", "hcpsched_cluster_service_request_duration"}, gatheredNames(t, reg))
+}
+
+func gatheredNames(t *testing.T, reg prometheus.Gatherer) []string {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	var names []string
+	for _, f := range families {
+		names = append(names, f.GetName())
+	}
+	return names
 }

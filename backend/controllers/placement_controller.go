@@ -211,7 +211,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	}
 	// From here a crash leaves a reservation that the next attempt reuses, or that
 	// PendingCleanup drops once the SPC says the cluster went elsewhere.
-	recorded, err := p.record(ctx, spc, chosen.ManagementCluster.ResourceID, decision)
+	placedAt, recorded, err := p.record(ctx, spc, chosen.ManagementCluster.ResourceID, decision)
 	if err != nil {
 		p.metrics.count(placement.OutcomeError)
 		return controller.Result{}, err
@@ -224,6 +224,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 		return lostRace(ctx, spc.ResourceID), nil
 	}
 	p.metrics.count(placement.OutcomePlaced)
+	p.metrics.placed(cluster, placedAt)
 	logger.Info("placed", "managementCluster", chosen.ManagementCluster.ResourceID, "reusedReservation", decision.Reused)
 	return controller.Result{}, nil
 }
@@ -266,8 +267,9 @@ func (p *placementController) reserve(ctx context.Context, sched *api.Management
 }
 
 // record writes the intent, the placement time and the condition in one Replace of the
-// cached SPC. false means the SPC changed since it was cached.
-func (p *placementController) record(ctx context.Context, spc *api.ServiceProviderCluster, mc string, d placement.Decision) (bool, error) {
+// cached SPC, and returns the placement time it wrote. false means the SPC changed since
+// it was cached.
+func (p *placementController) record(ctx context.Context, spc *api.ServiceProviderCluster, mc string, d placement.Decision) (time.Time, bool, error) {
 	// ARO-HCP's own timestamps carry 100 ns ticks; whole seconds would hide every
 	// placement latency below a second from the metrics and the benchmark.
 	t := p.now().UTC().Truncate(100 * time.Nanosecond)
@@ -280,7 +282,7 @@ func (p *placementController) record(ctx context.Context, spc *api.ServiceProvid
 		setCapacityCondition(s, api.ConditionTrue, placement.ConditionReasonAvailable, d.Message(), t)
 		return nil
 	})
-	return res.Outcome == docwrite.Written, err
+	return t, res.Outcome == docwrite.Written, err
 }
 
 // recordWait says why nothing fits, writing only when the condition changes; a lost

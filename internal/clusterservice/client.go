@@ -21,6 +21,19 @@ const (
 	ShardStatusOffline     = "offline"
 )
 
+// MetricsSubsystem prefixes the OCM SDK's Cluster Service request metrics in every
+// binary, so that one query covers the backend and the fleet; the scrape's job and pod
+// labels tell them apart. The SDK appends the metric names below.
+const MetricsSubsystem = "hcpsched_cluster_service"
+
+// The request metrics the SDK registers under MetricsSubsystem, labelled apiservice,
+// method, path (identifiers replaced by "-") and code (the HTTP status; 0 when no
+// response came back: a refused connection or a timeout).
+const (
+	RequestCountMetric    = MetricsSubsystem + "_request_count"
+	RequestDurationMetric = MetricsSubsystem + "_request_duration"
+)
+
 // listPageSize is what CS defaults to; asking for it explicitly keeps the paging loop's
 // arithmetic independent of server defaults.
 const listPageSize = 100
@@ -97,9 +110,8 @@ type Config struct {
 	// DefaultTimeout.
 	Timeout time.Duration
 
-	// MetricsSubsystem, when set, makes the SDK export request metrics under that
-	// subsystem to MetricsRegisterer (prometheus.DefaultRegisterer if nil).
-	MetricsSubsystem  string
+	// MetricsRegisterer, when set, receives the SDK's request metrics, always under
+	// MetricsSubsystem (RequestCountMetric, RequestDurationMetric); nil exports none.
 	MetricsRegisterer prometheus.Registerer
 
 	// Agent is the User-Agent; empty means the SDK's.
@@ -153,11 +165,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.RetryInterval > 0 {
 		b.RetryInterval(cfg.RetryInterval)
 	}
-	if cfg.MetricsSubsystem != "" {
-		b.MetricsSubsystem(cfg.MetricsSubsystem)
-		if cfg.MetricsRegisterer != nil {
-			b.MetricsRegisterer(cfg.MetricsRegisterer)
-		}
+	if cfg.MetricsRegisterer != nil {
+		b.MetricsSubsystem(MetricsSubsystem).MetricsRegisterer(cfg.MetricsRegisterer)
 	}
 	if cfg.Agent != "" {
 		b.Agent(cfg.Agent)

@@ -129,14 +129,17 @@ func TestInsecureOnlyWhenAsked(t *testing.T) {
 	}
 }
 
+// The request metrics have one name in every binary, and the code label the
+// dashboard's and runbooks' error queries select on. Without a registerer nothing is
+// exported, not even to the global registry.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	e := newEnv(t, func(c *Config) {
-		c.MetricsSubsystem = "hcpsched_cs_test"
-		c.MetricsRegisterer = reg
-	})
+	e := newEnv(t, func(c *Config) { c.MetricsRegisterer = reg })
 	_, err := e.client.ListProvisionShards(t.Context())
+	require.NoError(t, err)
+	quiet := newEnv(t, func(c *Config) { c.MetricsRegisterer = nil })
+	_, err = quiet.client.ListProvisionShards(t.Context())
 	require.NoError(t, err)
 
 	families, err := reg.Gather()
@@ -144,10 +147,22 @@ func TestMetrics(t *testing.T) {
 	var names []string
 	for _, f := range families {
 		names = append(names, f.GetName())
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			assert.Equal(t, "200", labels["code"], f.GetName())
+			assert.Equal(t, http.MethodGet, labels["method"], f.GetName())
+		}
 	}
-	assert.Contains(t, names, "hcpsched_cs_test_request_count")
-	for _, n := range names {
-		assert.True(t, strings.HasPrefix(n, "hcpsched_cs_test_"), n)
+	assert.Equal(t, []string{RequestCountMetric, RequestDurationMetric}, names)
+	assert.Equal(t, "hcpsched_cluster_service_request_count", RequestCountMetric, "the name the dashboard and the runbooks query")
+
+	global, err := prometheus.DefaultGatherer.Gather()
+	require.NoError(t, err)
+	for _, f := range global {
+		assert.False(t, strings.HasPrefix(f.GetName(), MetricsSubsystem), "%s exported without a registerer", f.GetName())
 	}
 }
 
