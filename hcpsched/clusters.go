@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hcpsched/hcpsched/backend/controllers"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
@@ -81,61 +82,22 @@ type clustersReservation struct {
 
 func runClusters(ctx context.Context, c *command, _ []string) (result, error) {
 	arg := c.opts.managementCluster
-	if err := checkManagementClusterArg(arg); err != nil {
+	if arg == "" {
+		return nil, usagef("--management-cluster is required: %s", managementClusterShape)
+	}
+	rid, err := parseManagementClusterArg(arg)
+	if err != nil {
 		return nil, err
 	}
 	r, err := c.loadRegion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	mc, err := r.managementClusterByArg(arg)
+	mc, err := r.managementCluster(rid, arg)
 	if err != nil {
 		return nil, err
 	}
 	return r.clusters(mc), nil
-}
-
-// checkManagementClusterArg rejects, before anything is read, what can name no MC: a
-// stamp identifier is a single path segment, a resource ID an MC's.
-func checkManagementClusterArg(arg string) error {
-	const shape = `a stamp identifier ("1") or a management cluster's resource ID (/providers/microsoft.redhatopenshift/stamps/{stamp}/managementclusters/default)`
-	switch {
-	case strings.TrimSpace(arg) == "":
-		return usagef("--management-cluster is required: %s", shape)
-	case !strings.HasPrefix(arg, "/"):
-		if strings.Contains(arg, "/") {
-			return usagef("--management-cluster %q must be %s", arg, shape)
-		}
-		return nil
-	}
-	rid, err := api.ParseResourceID(arg)
-	if err != nil {
-		return usagef("--management-cluster must be %s: %v", shape, err)
-	}
-	if !strings.EqualFold(rid.ResourceType(), api.ManagementClusterResourceType) {
-		return usagef("--management-cluster %q is a %s, not a management cluster: it must be %s", arg, rid.ResourceType(), shape)
-	}
-	return nil
-}
-
-// managementClusterByArg finds the MC a checked argument names, by resource ID or by
-// stamp identifier, ignoring case; unknown is errNotFound, listing the known stamps.
-func (r *region) managementClusterByArg(arg string) (*placement.MC, error) {
-	view := r.snapshot.Current()
-	byID := strings.HasPrefix(arg, "/")
-	var stamps []string
-	for _, mc := range view.MCs {
-		if (byID && api.ResourceIDsEqual(mc.ID(), arg)) || (!byID && strings.EqualFold(stampOf(mc.ID()), arg)) {
-			return mc, nil
-		}
-		stamps = append(stamps, stampOf(mc.ID()))
-	}
-	slices.SortFunc(stamps, compareStamps)
-	known := "the region has no management clusters"
-	if len(stamps) > 0 {
-		known = "known stamps: " + strings.Join(stamps, ", ")
-	}
-	return nil, fmt.Errorf("management cluster %q: %w; %s", arg, errNotFound, known)
 }
 
 func (r *region) clusters(mc *placement.MC) *clustersReport {
@@ -272,32 +234,22 @@ func (r *region) reservationHolders(cluster *api.ResourceID) ([]string, error) {
 }
 
 // reservationFate is what PendingCleanup does with a reservation on mcID for a cluster,
-// by its rules (backend/controllers/pending_cleanup_controller.go's judge), most final
-// first, judged from the caches; cluster and spc are nil when the caches have none.
-// PendingCleanup confirms a missing SPC with a point read before it releases.
+// by its own rule (controllers.JudgeReservation), judged from the caches; cluster and spc
+// are nil when the caches have none. PendingCleanup confirms a missing SPC with a point
+// read before it releases. Where the cluster went instead is added to the reason.
 func reservationFate(cluster *api.Cluster, spc *api.ServiceProviderCluster, mcID string) (kept bool, why string) {
-	if cluster != nil && (api.ClusterDeleting(cluster) || terminalState(cluster)) {
-		return false, "the cluster ended (deleting, failed or canceled)"
+	kept, why = controllers.JudgeReservation(cluster, spc, mcID)
+	if spc == nil || kept {
+		return kept, why
 	}
-	if spc == nil {
-		return false, "the cluster has no ServiceProviderCluster"
+	effective := spc.Properties.ObservedManagementCluster()
+	if effective == "" {
+		effective = spc.Properties.IntendedManagementCluster()
 	}
-	observed, intent := spc.Properties.ObservedManagementCluster(), spc.Properties.IntendedManagementCluster()
-	switch {
-	case api.ResourceIDsEqual(observed, mcID):
-		return true, "the cluster is observed here"
-	case observed != "":
-		return false, "the cluster is observed on " + shortMC(observed)
-	case api.ResourceIDsEqual(intent, mcID):
-		return true, "the cluster is placed here"
-	case intent != "":
-		return false, "the cluster is placed on " + shortMC(intent)
-	case cluster != nil && placement.UnmappableRecorded(cluster, spc):
-		return false, "its clusterServiceID does not resolve in Cluster Service"
-	case cluster == nil:
-		return true, "the cluster is not in the region's caches"
+	if effective != "" && !api.ResourceIDsEqual(effective, mcID) {
+		why += ": " + shortMC(effective)
 	}
-	return true, "placement is in flight (its next attempt reuses it)"
+	return kept, why
 }
 
 // stateText is a state as the table shows it: mismatches in capitals, to stand out.

@@ -29,8 +29,8 @@ rg/reserved-twice  SWIFT HA              2       -         not yet observed  yes
 
 other reservations: 2 reservations for clusters neither intended nor observed here (PendingCleanup's work)
 CLUSTER      INTENT  OBSERVED  PENDING-CLEANUP
-rg/inflight  -       -         keeps it: placement is in flight (its next attempt reuses it)
-rg/gone      -       -         releases it: the cluster has no ServiceProviderCluster
+rg/inflight  -       -         keeps it: placement in flight
+rg/gone      -       -         releases it: ServiceProviderCluster confirmed gone
 `
 
 func TestClustersEmulator(t *testing.T) {
@@ -57,7 +57,7 @@ rg/mismatch  SWIFT single-replica  1       2         MISMATCH  no             /a
 
 other reservations: 1 reservation for clusters neither intended nor observed here (PendingCleanup's work)
 CLUSTER            INTENT  OBSERVED  PENDING-CLEANUP
-rg/reserved-twice  2       -         releases it: the cluster is placed on stamp 2
+rg/reserved-twice  2       -         releases it: placed on another management cluster: stamp 2
 `,
 		},
 		{
@@ -87,8 +87,8 @@ other reservations: none
 			PendingClusterServiceID: csHREF("reservedtwice"), ProvisioningState: "Accepted"},
 	}
 	wantOthers := []clustersReservation{
-		{Cluster: s.inflight.Key(), Kept: true, Why: "placement is in flight (its next attempt reuses it)"},
-		{Cluster: s.gone.Key(), Kept: false, Why: "the cluster has no ServiceProviderCluster"},
+		{Cluster: s.inflight.Key(), Kept: true, Why: "placement in flight"},
+		{Cluster: s.gone.Key(), Kept: false, Why: "ServiceProviderCluster confirmed gone"},
 	}
 
 	t.Run("json", func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestClustersArguments(t *testing.T) {
 		{name: "malformed resource ID", args: []string{"clusters", "--management-cluster", "/providers//stamps/1"}, wantErr: "empty path segment"},
 		{name: "a stamp's resource ID", args: []string{"clusters", "--management-cluster", api.StampResourceID("1").String()}, wantErr: "is a microsoft.redhatopenshift/stamps, not a management cluster"},
 		{name: "a cluster's resource ID", args: []string{"clusters", "--management-cluster", clusterRID("c").String()}, wantErr: "not a management cluster"},
-		{name: "a path", args: []string{"clusters", "--management-cluster", "stamps/1"}, wantErr: `--management-cluster "stamps/1" must be a stamp identifier`},
+		{name: "a path", args: []string{"clusters", "--management-cluster", "stamps/1"}, wantErr: `management cluster "stamps/1": must be a stamp identifier`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut strings.Builder
@@ -171,25 +171,22 @@ func TestClustersArguments(t *testing.T) {
 	}
 }
 
-func FuzzCheckManagementClusterArg(f *testing.F) {
+func FuzzParseManagementClusterArg(f *testing.F) {
 	for _, seed := range []string{"1", "", " ", "stamps/1", api.ManagementClusterResourceID("1").String(), api.StampResourceID("1").String(), "/", "//"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
-		err := checkManagementClusterArg(arg)
+		rid, err := parseManagementClusterArg(arg)
 		if err != nil {
 			var usage usageError
 			require.ErrorAs(t, err, &usage, "every refusal is a usage error")
 			return
 		}
+		assert.True(t, strings.EqualFold(rid.ResourceType(), api.ManagementClusterResourceType), rid.ResourceType())
 		if !strings.HasPrefix(arg, "/") {
 			assert.NotContains(t, arg, "/", "a stamp identifier is one path segment")
-			assert.NotEmpty(t, strings.TrimSpace(arg))
-			return
+			assert.True(t, api.ResourceIDsEqual(rid.String(), api.ManagementClusterResourceID(arg).String()), "a stamp names its MC")
 		}
-		rid, err := api.ParseResourceID(arg)
-		require.NoError(t, err)
-		assert.True(t, strings.EqualFold(rid.ResourceType(), api.ManagementClusterResourceType), rid.ResourceType())
 	})
 }
 
@@ -224,18 +221,18 @@ func TestReservationFate(t *testing.T) {
 		wantKept bool
 		wantWhy  string
 	}{
-		{name: "deleting, though placed here", cluster: cluster(withProvisioningState(api.ProvisioningStateDeleting)), spc: spc(placedOn(here, now)), wantWhy: "the cluster ended (deleting, failed or canceled)"},
-		{name: "failed", cluster: cluster(withProvisioningState(api.ProvisioningStateFailed)), spc: spc(), wantWhy: "the cluster ended (deleting, failed or canceled)"},
-		{name: "no SPC", cluster: cluster(), wantWhy: "the cluster has no ServiceProviderCluster"},
-		{name: "observed here, intended there", cluster: cluster(), spc: spc(placedOn(there, now), observedOn(here)), wantKept: true, wantWhy: "the cluster is observed here"},
-		{name: "observed there, intended here", cluster: cluster(), spc: spc(placedOn(here, now), observedOn(there)), wantWhy: "the cluster is observed on stamp 2"},
-		{name: "placed here", cluster: cluster(), spc: spc(placedOn(here, now)), wantKept: true, wantWhy: "the cluster is placed here"},
-		{name: "placed there", cluster: cluster(), spc: spc(placedOn(there, now)), wantWhy: "the cluster is placed on stamp 2"},
+		{name: "deleting, though placed here", cluster: cluster(withProvisioningState(api.ProvisioningStateDeleting)), spc: spc(placedOn(here, now)), wantWhy: "cluster deleting or ended"},
+		{name: "failed", cluster: cluster(withProvisioningState(api.ProvisioningStateFailed)), spc: spc(), wantWhy: "cluster deleting or ended"},
+		{name: "no SPC", cluster: cluster(), wantWhy: "ServiceProviderCluster confirmed gone"},
+		{name: "observed here, intended there", cluster: cluster(), spc: spc(placedOn(there, now), observedOn(here)), wantKept: true, wantWhy: "placed here"},
+		{name: "observed there, intended here", cluster: cluster(), spc: spc(placedOn(here, now), observedOn(there)), wantWhy: "placed on another management cluster: stamp 2"},
+		{name: "placed here", cluster: cluster(), spc: spc(placedOn(here, now)), wantKept: true, wantWhy: "placed here"},
+		{name: "placed there", cluster: cluster(), spc: spc(placedOn(there, now)), wantWhy: "placed on another management cluster: stamp 2"},
 		{name: "unmappable", cluster: cluster(func(p *api.ClusterServiceProviderProperties) { p.ClusterServiceID = legacy }),
 			spc:     spc(withCapacityCondition(api.ConditionFalse, placement.ConditionReasonClusterServiceIDUnmappable, placement.UnmappableMessage(legacy), now)),
-			wantWhy: "its clusterServiceID does not resolve in Cluster Service"},
-		{name: "cluster not cached", spc: spc(), wantKept: true, wantWhy: "the cluster is not in the region's caches"},
-		{name: "in flight", cluster: cluster(), spc: spc(), wantKept: true, wantWhy: "placement is in flight (its next attempt reuses it)"},
+			wantWhy: "cluster has a Cluster Service ID that does not resolve; hcpsched will not place it"},
+		{name: "cluster not cached", spc: spc(), wantKept: true, wantWhy: "cluster not in cache"},
+		{name: "in flight", cluster: cluster(), spc: spc(), wantKept: true, wantWhy: "placement in flight"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kept, why := reservationFate(tc.cluster, tc.spc, here.String())

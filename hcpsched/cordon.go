@@ -8,11 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/hcpsched/hcpsched/fleet/register"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
@@ -95,7 +93,7 @@ func (c *command) setSchedulingPolicy(ctx context.Context, verbName, arg, want s
 	if reason == "" {
 		return nil, usagef(`--reason is required and must not be empty: say why, e.g. --reason "AKS upgrade, INC-1234"`)
 	}
-	rid, err := managementClusterArg(arg)
+	rid, err := parseManagementClusterArg(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -261,25 +259,6 @@ func (ch *policyChange) table(w *tabwriter.Writer) {
 	}
 }
 
-// managementClusterArg is the MC an argument names: a stamp identifier ("1") or the MC's
-// resource ID (…/stamps/{stamp}/managementclusters/default), in any casing.
-func managementClusterArg(arg string) (*api.ResourceID, error) {
-	if !strings.HasPrefix(arg, "/") {
-		if !register.ValidStampIdentifier(arg) {
-			return nil, usagef("management cluster %q: give a stamp identifier (letters, digits and '-') or the MC's resource ID", arg)
-		}
-		return api.ManagementClusterResourceID(arg), nil
-	}
-	rid, err := api.ParseResourceID(arg)
-	if err != nil {
-		return nil, usagef("management cluster: %v", err)
-	}
-	if !strings.EqualFold(rid.ResourceType(), api.ManagementClusterResourceType) {
-		return nil, usagef("%q is not a management cluster's resource ID (/providers/microsoft.redhatopenshift/stamps/{stamp}/managementclusters/default)", arg)
-	}
-	return rid, nil
-}
-
 // unknownManagementCluster is the not-found error for arg, listing the stamps the Fleet
 // container has an MC for, so that a typo is seen at once.
 func unknownManagementCluster(ctx context.Context, fleet database.Container, arg string) error {
@@ -294,13 +273,4 @@ func unknownManagementCluster(ctx context.Context, fleet database.Container, arg
 		}
 	}
 	return notFoundAmong(arg, stamps)
-}
-
-// notFoundAmong is the not-found error for arg, naming the known stamps.
-func notFoundAmong(arg string, stamps []string) error {
-	if len(stamps) == 0 {
-		return fmt.Errorf("management cluster %q: %w; the region has no management cluster", arg, errNotFound)
-	}
-	slices.SortFunc(stamps, compareStamps)
-	return fmt.Errorf("management cluster %q: %w; known stamps: %s", arg, errNotFound, strings.Join(stamps, ", "))
 }

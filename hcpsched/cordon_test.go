@@ -288,10 +288,10 @@ func TestCordonUsageErrors(t *testing.T) {
 		{name: "blank reason", args: []string{"uncordon", "1", "--reason", "  "}, wantErr: "uncordon: --reason is required and must not be empty"},
 		{name: "no MC", args: []string{"cordon", "--reason", "x"}, wantErr: "usage: hcpsched cordon MC --reason TEXT"},
 		{name: "two MCs", args: []string{"cordon", "1", "2", "--reason", "x"}, wantErr: "usage: hcpsched cordon MC --reason TEXT"},
-		{name: "not a stamp", args: []string{"cordon", "stamp 1", "--reason", "x"}, wantErr: `management cluster "stamp 1": give a stamp identifier`},
+		{name: "not a stamp", args: []string{"cordon", "stamp 1", "--reason", "x"}, wantErr: `management cluster "stamp 1": must be a stamp identifier`},
 		{name: "a cluster's ID", args: []string{"cordon", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c", "--reason", "x"},
-			wantErr: "is not a management cluster's resource ID"},
-		{name: "malformed ID", args: []string{"drain-plan", "/providers/microsoft.redhatopenshift/stamps"}, wantErr: "drain-plan: management cluster: invalid resource ID"},
+			wantErr: "is a Microsoft.RedHatOpenShift/hcpOpenShiftClusters, not a management cluster"},
+		{name: "malformed ID", args: []string{"drain-plan", "/providers/microsoft.redhatopenshift/stamps"}, wantErr: "drain-plan: management cluster \"/providers/microsoft.redhatopenshift/stamps\": must be a stamp identifier"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

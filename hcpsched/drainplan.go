@@ -70,7 +70,7 @@ type drainDestination struct {
 }
 
 func runDrainPlan(ctx context.Context, c *command, args []string) (result, error) {
-	rid, err := managementClusterArg(args[0])
+	rid, err := parseManagementClusterArg(args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -99,14 +99,10 @@ type drainee struct {
 // exactly as a reservation would charge it, so the arithmetic is the engine's own.
 func (r *region) drainPlan(rid *api.ResourceID, arg string) (*drainPlan, error) {
 	view := r.snapshot.Current()
-	drained := slices.IndexFunc(view.MCs, func(mc *placement.MC) bool { return api.ResourceIDsEqual(mc.ID(), rid.String()) })
-	if drained < 0 {
-		var stamps []string
-		for _, mc := range view.MCs {
-			stamps = append(stamps, stampOf(mc.ID()))
-		}
-		return nil, notFoundAmong(arg, stamps)
+	if _, err := r.managementCluster(rid, arg); err != nil {
+		return nil, err
 	}
+	drained := slices.IndexFunc(view.MCs, func(mc *placement.MC) bool { return api.ResourceIDsEqual(mc.ID(), rid.String()) })
 	lookup := r.clusterLookup()
 	mcs := slices.Clone(view.MCs)
 	source := mcs[drained]

@@ -281,7 +281,7 @@ func backendAction(cluster *api.Cluster, spc *api.ServiceProviderCluster, d plac
 		return explainBackend{actionUnmappable, fmt.Sprintf("nothing: clusterServiceID %s does not resolve in Cluster Service; hcpsched neither places nor adopts it", sp.ClusterServiceID)}
 	case sp.ClusterServiceID != "":
 		return explainBackend{actionAdoption, fmt.Sprintf("adoption: Cluster Service already has it (clusterServiceID %s); ClusterServiceAdoption sets its intent to where Cluster Service put it, placement does not place it", sp.ClusterServiceID)}
-	case terminalState(cluster):
+	case api.ClusterEnded(cluster):
 		return explainBackend{actionTerminal, fmt.Sprintf("nothing: provisioning state %s ends its life without a control plane to place", sp.ProvisioningState)}
 	case d.Chosen != nil && d.Reused:
 		return explainBackend{actionPlace, fmt.Sprintf("place on %s, reusing the reservation it holds there, then record the intent", shortMC(d.Chosen.ID()))}
@@ -505,14 +505,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// terminalState is placement's terminal(): Failed and Canceled end a cluster's life
-// without a control plane to place (backend/controllers/placement_controller.go).
-func terminalState(c *api.Cluster) bool {
-	switch c.Properties.ServiceProvider().ProvisioningState {
-	case api.ProvisioningStateFailed, api.ProvisioningStateCanceled:
-		return true
-	}
-	return false
 }

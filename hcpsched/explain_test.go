@@ -253,8 +253,8 @@ ServiceProviderCluster:
   CapacityAvailable:  True, reason Available, lastTransitionTime ` + rfc3339(s.reservedTwiceTime) + `
   message:            placed on stamp 2
 
-reservations:             stamp 1 (PendingCleanup releases it: the cluster is placed on stamp 2)
-                          stamp 2 (PendingCleanup keeps it: the cluster is placed here)
+reservations:             stamp 1 (PendingCleanup releases it: placed on another management cluster: stamp 2)
+                          stamp 2 (PendingCleanup keeps it: placed here)
                           WARNING: 2 management clusters hold a reservation for this cluster; each holds its capacity until released
 pendingClusterServiceID:  /api/aro_hcp/v1alpha1/clusters/reservedtwice0000000000000000000
 clusterServiceID:         -
@@ -282,7 +282,7 @@ ServiceProviderCluster:
   observed:           not yet observed
   CapacityAvailable:  not set
 
-reservations:             stamp 2 (PendingCleanup keeps it: placement is in flight (its next attempt reuses it))
+reservations:             stamp 2 (PendingCleanup keeps it: placement in flight)
 pendingClusterServiceID:  /api/aro_hcp/v1alpha1/clusters/inflight000000000000000000000000
 clusterServiceID:         -
 
@@ -346,8 +346,8 @@ STAMP  AVAILABLE(aro.openshift.io/swift-nic)  RESERVATIONS  VERDICT
 		assert.True(t, s.reservedTwiceTime.Equal(*got.ServiceProviderCluster.PlacementTime))
 		assert.Empty(t, got.ServiceProviderCluster.Observed)
 		assert.Equal(t, []explainReservation{
-			{ManagementCluster: s.stamp1.String(), Stamp: "1", Kept: false, Why: "the cluster is placed on stamp 2"},
-			{ManagementCluster: s.stamp2.String(), Stamp: "2", Kept: true, Why: "the cluster is placed here"},
+			{ManagementCluster: s.stamp1.String(), Stamp: "1", Kept: false, Why: "placed on another management cluster: stamp 2"},
+			{ManagementCluster: s.stamp2.String(), Stamp: "2", Kept: true, Why: "placed here"},
 		}, got.Reservations)
 		assert.Equal(t, csHREF("reservedtwice"), got.PendingClusterServiceID)
 		assert.Empty(t, got.ClusterServiceID)

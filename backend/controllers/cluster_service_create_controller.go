@@ -85,7 +85,7 @@ type clusterServiceCreate struct {
 // left to create.
 func needsClusterServiceCluster(cluster *api.Cluster) bool {
 	p := cluster.Properties.ServiceProvider()
-	return !api.ClusterDeleting(cluster) && !terminal(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
+	return !api.ClusterDeleting(cluster) && !api.ClusterEnded(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
 }
 
 // The steps follow ARO-HCP's own create controller: the SPC and its desired version

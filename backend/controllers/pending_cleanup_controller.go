@@ -150,34 +150,49 @@ func (p *pendingCleanupController) judge(ctx context.Context, entry string, mc *
 		return false, dropUnparsable, nil
 	}
 	// Deleting and Failed only ever follow a live state, so a cached copy that shows
-	// them is authoritative: the cache can lag, never run ahead.
+	// them is authoritative: the cache can lag, never run ahead. It needs no SPC read.
 	c, err := p.clusters.Get(cluster.String())
-	cached := err == nil
-	if cached && (api.ClusterDeleting(c) || terminal(c)) {
+	if err != nil {
+		c = nil
+	}
+	if c != nil && (api.ClusterDeleting(c) || api.ClusterEnded(c)) {
 		return false, dropClusterEnded, nil
 	}
 	spc, err := p.serviceProviderCluster(ctx, cluster)
 	if err != nil {
 		return true, "", err
 	}
+	keep, why := JudgeReservation(c, spc, mc.String())
+	return keep, why, nil
+}
+
+// JudgeReservation is PendingCleanup's rule for the reservation on mc of one cluster,
+// from what is known of it: cluster is nil when the cache has none, spc nil only when
+// confirmed gone (the controller reads the store on a cache miss first). It returns
+// whether the reservation stays and why. `hcpsched explain` and `hcpsched clusters` show
+// it, so that they say what PendingCleanup will do.
+func JudgeReservation(cluster *api.Cluster, spc *api.ServiceProviderCluster, mc string) (keep bool, why string) {
+	if cluster != nil && (api.ClusterDeleting(cluster) || api.ClusterEnded(cluster)) {
+		return false, dropClusterEnded
+	}
 	if spc == nil {
-		return false, dropNoSPC, nil
+		return false, dropNoSPC
 	}
 	effective := spc.Properties.ObservedManagementCluster()
 	if effective == "" {
 		effective = spc.Properties.IntendedManagementCluster()
 	}
 	switch {
-	case api.ResourceIDsEqual(effective, mc.String()):
-		return true, keepOwn, nil
+	case api.ResourceIDsEqual(effective, mc):
+		return true, keepOwn
 	case effective != "":
-		return false, dropElsewhere, nil
-	case cached && placement.UnmappableRecorded(c, spc):
-		return false, dropUnmappable, nil
-	case !cached:
-		return true, keepUnknown, nil
+		return false, dropElsewhere
+	case cluster != nil && placement.UnmappableRecorded(cluster, spc):
+		return false, dropUnmappable
+	case cluster == nil:
+		return true, keepUnknown
 	}
-	return true, keepInFlight, nil
+	return true, keepInFlight
 }
 
 // serviceProviderCluster returns the cluster's SPC from the cache or, on a miss, from a

@@ -127,15 +127,6 @@ type placementController struct {
 	now          func() time.Time
 }
 
-// terminal provisioning states end a cluster's life without a control plane to place.
-func terminal(c *api.Cluster) bool {
-	switch c.Properties.ServiceProvider().ProvisioningState {
-	case api.ProvisioningStateFailed, api.ProvisioningStateCanceled:
-		return true
-	}
-	return false
-}
-
 func (p *placementController) reconcile(ctx context.Context, key string) (controller.Result, error) {
 	// Whatever this pass finds, the cluster is not waiting any more unless it says so.
 	p.waiting.Leave(key)
@@ -158,7 +149,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	// A cluster Cluster Service already has is never placed afresh: ClusterServiceAdoption
 	// takes its intent from where CS put it. A pending ID alone does not say CS has the
 	// cluster (docs/placement.md, "Clusters Cluster Service already has").
-	if cluster.Properties.ServiceProvider().ClusterServiceID != "" || terminal(cluster) {
+	if cluster.Properties.ServiceProvider().ClusterServiceID != "" || api.ClusterEnded(cluster) {
 		return controller.Result{}, nil
 	}
 	logger := controller.LoggerFrom(ctx)

@@ -259,6 +259,16 @@ func ClusterDeleting(c *Cluster) bool {
 	return c.IsDeleted() || p.DeletionTimestamp != nil || p.ProvisioningState == ProvisioningStateDeleting
 }
 
+// ClusterEnded reports whether a cluster's provisioning ended without a control plane
+// to place or keep capacity for: Failed or Canceled.
+func ClusterEnded(c *Cluster) bool {
+	switch c.Properties.ServiceProvider().ProvisioningState {
+	case ProvisioningStateFailed, ProvisioningStateCanceled:
+		return true
+	}
+	return false
+}
+
 // ---- ServiceProviderCluster (Resources container, <cluster>/serviceProviderClusters/default) ----
 
 type ServiceProviderClusterProperties struct {
