@@ -266,7 +266,14 @@ func stateText(state string) string {
 }
 
 func (c *clustersReport) table(w *tabwriter.Writer) {
-	label := clusterLabels(c)
+	var ids []string
+	for _, cl := range c.Clusters {
+		ids = append(ids, cl.ResourceID)
+	}
+	for _, res := range c.OtherReservations {
+		ids = append(ids, res.Cluster)
+	}
+	label := clusterLabels(ids)
 	fmt.Fprintf(w, "management cluster: %s (%s)\n\n", shortMC(c.ManagementCluster), c.ManagementCluster)
 	counts := map[string]int{}
 	if len(c.Clusters) == 0 {
@@ -306,9 +313,10 @@ func (c *clustersReport) table(w *tabwriter.Writer) {
 	}
 }
 
-// clusterLabels names clusters in the table by resource group and name, or by the
-// whole resource ID where that pair is ambiguous or the ID not a cluster's.
-func clusterLabels(c *clustersReport) func(id string) string {
+// clusterLabels names the clusters ids in a table by resource group and name, or by the
+// whole resource ID where that pair is ambiguous or the ID not a cluster's; -o json has
+// the whole IDs.
+func clusterLabels(ids []string) func(id string) string {
 	short := func(id string) string {
 		rid, err := api.ParseResourceID(id)
 		if err != nil || rid.ResourceGroup == "" || !strings.EqualFold(rid.ResourceType(), api.ClusterResourceType) {
@@ -325,11 +333,8 @@ func clusterLabels(c *clustersReport) func(id string) string {
 			owners[s][strings.ToLower(id)] = true
 		}
 	}
-	for _, cl := range c.Clusters {
-		count(cl.ResourceID)
-	}
-	for _, res := range c.OtherReservations {
-		count(res.Cluster)
+	for _, id := range ids {
+		count(id)
 	}
 	return func(id string) string {
 		s := short(id)

@@ -266,6 +266,11 @@ func drainKindText(c placement.Cluster, known bool) string {
 func (p *drainPlan) table(w *tabwriter.Writer) {
 	fmt.Fprintf(w, "drain plan for stamp %s (%s): what-if only, nothing is written\n\n", p.Stamp, p.ManagementCluster)
 	row(w, "CLUSTER", "KIND", "COST("+strings.Join(p.Resources, ",")+")", "ON", "DESTINATION")
+	ids := make([]string, len(p.Clusters))
+	for i, m := range p.Clusters {
+		ids[i] = m.ResourceID
+	}
+	label := clusterLabels(ids)
 	for _, m := range p.Clusters {
 		dest := m.DestinationStamp
 		switch {
@@ -276,7 +281,7 @@ func (p *drainPlan) table(w *tabwriter.Writer) {
 		case m.ReusesReservation:
 			dest += " (holds a reservation there)"
 		}
-		row(w, m.ResourceID, m.Kind, list(m.Cost), strings.Join(m.On, ","), dest)
+		row(w, label(m.ResourceID), m.Kind, list(m.Cost), strings.Join(m.On, ","), dest)
 	}
 	_ = w.Flush()
 	summary := fmt.Sprintf("\n%d clusters: %d movable, %d stuck", len(p.Clusters), p.Movable, p.Stuck)

@@ -102,13 +102,13 @@ func TestDrainPlanEmulator(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	want := `drain plan for stamp 1 (/providers/microsoft.redhatopenshift/stamps/1/managementclusters/default): what-if only, nothing is written
 
-CLUSTER                                                                                                                           KIND                  COST(aro.openshift.io/swift-nic)  ON               DESTINATION
-/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/a  SWIFT HA              3                                 intent,observed  2
-/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/b  SWIFT HA              3                                 intent           nowhere: 0 of 3 management clusters fit: stamp 1: Unschedulable (cordoned); stamp 2: InsufficientCapacity (aro.openshift.io/swift-nic 2 available, 3 needed); stamp 3: InsufficientCapacity (aro.openshift.io/swift-nic 1 available, 3 needed)
-/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/e  SWIFT HA              3                                 intent,observed  not planned: the cluster is being deleted: nothing to move
-/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/f  SWIFT HA              3                                 observed         nowhere: 0 of 3 management clusters fit: stamp 1: Unschedulable (cordoned); stamp 2: InsufficientCapacity (aro.openshift.io/swift-nic 2 available, 3 needed); stamp 3: InsufficientCapacity (aro.openshift.io/swift-nic 1 available, 3 needed)
-/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c  SWIFT single-replica  1                                 reserved         3
-/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/d  non-SWIFT HA          0                                 intent,observed  3
+CLUSTER  KIND                  COST(aro.openshift.io/swift-nic)  ON               DESTINATION
+rg/a     SWIFT HA              3                                 intent,observed  2
+rg/b     SWIFT HA              3                                 intent           nowhere: 0 of 3 management clusters fit: stamp 1: Unschedulable (cordoned); stamp 2: InsufficientCapacity (aro.openshift.io/swift-nic 2 available, 3 needed); stamp 3: InsufficientCapacity (aro.openshift.io/swift-nic 1 available, 3 needed)
+rg/e     SWIFT HA              3                                 intent,observed  not planned: the cluster is being deleted: nothing to move
+rg/f     SWIFT HA              3                                 observed         nowhere: 0 of 3 management clusters fit: stamp 1: Unschedulable (cordoned); stamp 2: InsufficientCapacity (aro.openshift.io/swift-nic 2 available, 3 needed); stamp 3: InsufficientCapacity (aro.openshift.io/swift-nic 1 available, 3 needed)
+rg/c     SWIFT single-replica  1                                 reserved         3
+rg/d     non-SWIFT HA          0                                 intent,observed  3
 
 6 clusters: 3 movable, 2 stuck, 1 being deleted (not planned); to stamp 2: 1, stamp 3: 2
 Planned costliest first (compared resource by resource, in the order of --placement-resource-costs), then by lowercased resource ID; stamp 1 counted as cordoned; each move is charged to its destination before the next is planned.

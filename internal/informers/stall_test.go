@@ -53,7 +53,7 @@ func gauge(t *testing.T, reg *prometheus.Registry, name, container string) float
 		}
 		for _, m := range fam.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "container" && l.GetValue() == container {
+				if l.GetName() == "cosmos_container" && l.GetValue() == container {
 					return m.GetGauge().GetValue()
 				}
 			}

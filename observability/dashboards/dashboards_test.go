@@ -867,3 +867,20 @@ func TestAlertsQueryRegisteredMetrics(t *testing.T) {
 		}
 	}
 }
+
+// targetLabels are the labels a scrape through the chart's ServiceMonitor gives every
+// series (prometheus-operator's relabelling, and Azure Managed Prometheus's, which copies
+// it; the scrape itself adds job and instance). With honor_labels off, a metric's own
+// label of the same name is renamed exported_<name>, and every query that reads it
+// reads the target's value instead.
+var targetLabels = []string{"job", "instance", "namespace", "service", "endpoint", "pod", "container"}
+
+func TestNoMetricLabelIsATargetLabel(t *testing.T) {
+	rec := registeredNames(t)
+	require.NotEmpty(t, rec.labels)
+	for metric, labels := range rec.labels {
+		for _, target := range targetLabels {
+			assert.False(t, labels[target], "%s has a label %q, which the scrape's target label of that name overrides", metric, target)
+		}
+	}
+}

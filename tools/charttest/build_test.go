@@ -109,7 +109,12 @@ type listedPackage struct {
 // race-enabled tests, so on a cold cache it compiled the Azure SDK, client-go and the OCM
 // SDK once more, about 2.5 of make test's minutes on two cores.
 func TestCommandsAreStatic(t *testing.T) {
+	var built []string
 	for pkg := range commands {
+		built = append(built, pkg)
+		built = append(built, imageCommands[pkg]...)
+	}
+	for _, pkg := range built {
 		t.Run(pkg, func(t *testing.T) {
 			cmd := exec.Command("go", "list", "-deps", "-e", "-json=ImportPath,CgoFiles,Error,DepsErrors", "./"+pkg)
 			cmd.Dir = repoRoot

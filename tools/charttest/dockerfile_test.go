@@ -98,58 +98,93 @@ func moduleDirs(t *testing.T, pkg string) []string {
 	return dirs
 }
 
+// imageCommands are the commands each image carries beside its own: the backend's image
+// carries the operator command, so that an SRE runs it inside the backend's pod with the
+// backend's environment and identity (docs/operations.md).
+var imageCommands = map[string][]string{
+	"backend": {"hcpsched"},
+}
+
+// distrolessPath is the PATH of the distroless images, where `kubectl exec ... -- <cmd>`
+// finds an extra command.
+var distrolessPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
 func TestDockerfiles(t *testing.T) {
 	for pkg := range commands {
 		t.Run(pkg, func(t *testing.T) {
 			stages := parseDockerfile(t, filepath.Join(repoRoot, "deploy", "docker", pkg+".Dockerfile"))
 			require.Len(t, stages, 2, "a builder and a final stage")
 			builder, final := stages[0], stages[1]
+			assert.True(t, strings.HasPrefix(builder.from, "golang:1.26"), "builder image %s", builder.from)
+			require.NotEmpty(t, builder.name)
+			env := strings.Join(instructionArgs(builder.all("ENV")), " ")
+			assert.Contains(t, strings.Fields(env), "CGO_ENABLED=0", "the binary must be static for the distroless image")
+			checkFinalStage(t, final)
 
-			t.Run("builder", func(t *testing.T) {
-				assert.True(t, strings.HasPrefix(builder.from, "golang:1.26"), "builder image %s", builder.from)
-				require.NotEmpty(t, builder.name)
-
-				env := strings.Join(instructionArgs(builder.all("ENV")), " ")
-				assert.Contains(t, strings.Fields(env), "CGO_ENABLED=0", "the binary must be static for the distroless image")
-
-				var build []string
-				for _, run := range builder.all("RUN") {
-					if fields := strings.Fields(run.args); len(fields) > 1 && fields[0] == "go" && fields[1] == "build" {
-						build = fields
-					}
-				}
-				require.NotEmpty(t, build, "no go build in the builder")
-				assert.Contains(t, build, "-trimpath")
-				assert.Equal(t, "./"+pkg, build[len(build)-1], "the builder builds the package")
-				main, err := os.ReadFile(filepath.Join(repoRoot, pkg, "main.go"))
-				require.NoError(t, err, "the built package exists")
-				assert.Contains(t, string(main), "\npackage main\n")
-
-				// Every directory the package is compiled from is copied in.
-				copied := map[string]bool{}
-				for _, cp := range builder.all("COPY") {
-					fields := strings.Fields(cp.args)
-					for _, src := range fields[:len(fields)-1] {
-						copied[strings.Trim(src, "./")] = true
-					}
-				}
-				assert.True(t, copied["go.mod"] && copied["go.sum"], "go.mod and go.sum are copied")
-				for _, dir := range moduleDirs(t, pkg) {
-					assert.True(t, copied[dir], "%s is compiled into %s but not copied into the builder", dir, pkg)
-				}
-
-				out := slices.Index(build, "-o")
-				require.True(t, out > 0 && out+1 < len(build), "go build names its output with -o")
-				output := build[out+1]
-				t.Run("final", func(t *testing.T) {
-					checkFinalStage(t, final, builder.name, output)
+			binaries := map[string]string{}
+			for _, built := range append([]string{pkg}, imageCommands[pkg]...) {
+				t.Run(built, func(t *testing.T) {
+					output := checkBuilt(t, builder, built)
+					binaries[built] = copiedBinary(t, final, builder.name, output)
 				})
-			})
+			}
+			entrypoints := final.all("ENTRYPOINT")
+			require.Len(t, entrypoints, 1)
+			var entrypoint []string
+			require.NoError(t, json.Unmarshal([]byte(entrypoints[0].args), &entrypoint), "ENTRYPOINT in exec form")
+			assert.Equal(t, []string{binaries[pkg]}, entrypoint)
+			for _, extra := range imageCommands[pkg] {
+				assert.Equal(t, extra, filepath.Base(binaries[extra]), "%s keeps its name in the image", extra)
+				assert.Contains(t, distrolessPath, filepath.Dir(binaries[extra]), "%s is on the image's PATH, for kubectl exec", extra)
+			}
 		})
 	}
 }
 
-func checkFinalStage(t *testing.T, final stage, builder, output string) {
+// checkBuilt checks that the builder compiles ./pkg, with every directory it is
+// compiled from copied in, and returns the binary's path in the builder.
+func checkBuilt(t *testing.T, builder stage, pkg string) string {
+	var build []string
+	for _, run := range builder.all("RUN") {
+		if fields := strings.Fields(run.args); len(fields) > 1 && fields[0] == "go" && fields[1] == "build" && fields[len(fields)-1] == "./"+pkg {
+			build = fields
+		}
+	}
+	require.NotEmpty(t, build, "no go build of ./%s in the builder", pkg)
+	assert.Contains(t, build, "-trimpath")
+	main, err := os.ReadFile(filepath.Join(repoRoot, pkg, "main.go"))
+	require.NoError(t, err, "the built package exists")
+	assert.Contains(t, string(main), "\npackage main\n")
+
+	copied := map[string]bool{}
+	for _, cp := range builder.all("COPY") {
+		fields := strings.Fields(cp.args)
+		for _, src := range fields[:len(fields)-1] {
+			copied[strings.Trim(src, "./")] = true
+		}
+	}
+	assert.True(t, copied["go.mod"] && copied["go.sum"], "go.mod and go.sum are copied")
+	for _, dir := range moduleDirs(t, pkg) {
+		assert.True(t, copied[dir], "%s is compiled into %s but not copied into the builder", dir, pkg)
+	}
+	out := slices.Index(build, "-o")
+	require.True(t, out > 0 && out+1 < len(build), "go build names its output with -o")
+	return build[out+1]
+}
+
+// copiedBinary is where the final stage puts the builder's output.
+func copiedBinary(t *testing.T, final stage, builder, output string) string {
+	for _, cp := range final.all("COPY") {
+		fields := strings.Fields(cp.args)
+		if len(fields) == 3 && fields[0] == "--from="+builder && fields[1] == output {
+			return fields[2]
+		}
+	}
+	require.Fail(t, "the final stage does not copy the binary", "%s from %s", output, builder)
+	return ""
+}
+
+func checkFinalStage(t *testing.T, final stage) {
 	assert.True(t, final.from == "scratch" ||
 		(strings.HasPrefix(final.from, "gcr.io/distroless/static") && strings.HasSuffix(final.from, ":nonroot")),
 		"final image %s is neither distroless static nonroot nor scratch", final.from)
@@ -160,20 +195,6 @@ func checkFinalStage(t *testing.T, final stage, builder, output string) {
 	uid, err := strconv.Atoi(user)
 	require.NoError(t, err, "USER %q must be numeric so that runAsNonRoot can verify it", user)
 	assert.NotZero(t, uid, "USER must not be root")
-
-	var binary string
-	for _, cp := range final.all("COPY") {
-		fields := strings.Fields(cp.args)
-		if len(fields) == 3 && fields[0] == "--from="+builder && fields[1] == output {
-			binary = fields[2]
-		}
-	}
-	require.NotEmpty(t, binary, "the final stage copies %s from the builder", output)
-	entrypoints := final.all("ENTRYPOINT")
-	require.Len(t, entrypoints, 1)
-	var entrypoint []string
-	require.NoError(t, json.Unmarshal([]byte(entrypoints[0].args), &entrypoint), "ENTRYPOINT in exec form")
-	assert.Equal(t, []string{binary}, entrypoint)
 }
 
 func instructionArgs(ins []instruction) []string {
