@@ -80,9 +80,8 @@ func (c *command) loadRegion(ctx context.Context) (*region, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Registered before Start: the verbs read them too.
+	// Registered before Start: the verbs read SPCs too.
 	caches.ServiceProviderClusters()
-	caches.Subscriptions()
 	factory.Start(ctx)
 	if !factory.WaitForCacheSync(ctx) || !cache.WaitForCacheSync(ctx.Done(), snapshot.HasSynced) {
 		return nil, fmt.Errorf("listing the region's documents did not finish within --timeout %s: %w", c.globals.timeout, context.Cause(ctx))
