@@ -135,7 +135,7 @@ func (r *region) clusters(mc *placement.MC) *clustersReport {
 			rid, err := cluster.ParsedResourceID()
 			if err == nil {
 				row.ResourceID = rid.String()
-				row.Kind = kindText(placement.ClusterOf(rid.String(), cluster))
+				row.Kind = placement.ClusterOf(rid.String(), cluster).Kind()
 			}
 			sp := cluster.Properties.ServiceProvider()
 			row.ClusterServiceID, row.PendingClusterServiceID, row.ProvisioningState = sp.ClusterServiceID, sp.PendingClusterServiceID, sp.ProvisioningState

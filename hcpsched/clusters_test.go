@@ -160,14 +160,7 @@ func TestClustersArguments(t *testing.T) {
 		{name: "a cluster's resource ID", args: []string{"clusters", "--management-cluster", clusterRID("c").String()}, wantErr: "not a management cluster"},
 		{name: "a path", args: []string{"clusters", "--management-cluster", "stamps/1"}, wantErr: `management cluster "stamps/1": must be a stamp identifier`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var out, errOut strings.Builder
-			args := append([]string{"--cosmos-endpoint=https://127.0.0.1:1/"}, tc.args...)
-			code := run(t.Context(), args, &out, &errOut, deps{lookupEnv: noEnv})
-			assert.Equal(t, exitUsage, code, errOut.String())
-			assert.Contains(t, errOut.String(), tc.wantErr)
-			assert.Empty(t, out.String())
-		})
+		t.Run(tc.name, func(t *testing.T) { assertUsageError(t, tc.args, tc.wantErr) })
 	}
 }
 
@@ -197,21 +190,10 @@ func TestReservationFate(t *testing.T) {
 	rid := clusterRID("c")
 	here, there := api.ManagementClusterResourceID("1"), api.ManagementClusterResourceID("2")
 	cluster := func(edits ...func(*api.ClusterServiceProviderProperties)) *api.Cluster {
-		c, err := frontend.ClusterOfKindAt(rid, "mrg-c", frontend.Kind{Swift: true}, now)
-		require.NoError(t, err)
-		for _, e := range edits {
-			e(c.Properties.ServiceProviderProperties)
-		}
-		return c
+		return frontendCluster(t, rid, now, edits...)
 	}
 	spc := func(edits ...func(*api.ServiceProviderCluster)) *api.ServiceProviderCluster {
-		s := api.NewDocument(api.ServiceProviderClusterResourceID(rid), testSubscription, api.ServiceProviderClusterProperties{
-			Spec: &api.ServiceProviderClusterSpec{}, Status: &api.ServiceProviderClusterStatus{},
-		})
-		for _, e := range edits {
-			e(s)
-		}
-		return s
+		return emptySPC(rid, edits...)
 	}
 	legacy := "/api/clusters_mgmt/v1/clusters/1243e9e9-d150-4ef1-9735-2bbc3cabc7d0"
 	for _, tc := range []struct {

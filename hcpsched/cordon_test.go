@@ -46,25 +46,6 @@ func (r *testRegion) storedMC(t *testing.T, rid *api.ResourceID) database.Item {
 	return item
 }
 
-// cliThrough runs the command like cli, on the store wrap makes of the test database's.
-func (r *testRegion) cliThrough(t *testing.T, wrap func(database.Store) database.Store, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	all := append([]string{
-		"--cosmos-endpoint=" + r.db.Config.Endpoint,
-		"--cosmos-key=" + r.db.Config.Key,
-		"--cosmos-database=" + r.db.Config.Database,
-	}, args...)
-	code = run(ctx, all, &out, &errOut, deps{
-		now:       func() time.Time { return r.now },
-		lookupEnv: noEnv,
-		openStore: func(cosmos.Config) (database.Store, error) { return wrap(r.db.Store), nil },
-	})
-	return out.String(), errOut.String(), code
-}
-
 // loadRegion reads the test region as the command does, at r.now; its caches stop when
 // the test ends.
 func (r *testRegion) loadRegion(t *testing.T) *region {

@@ -248,19 +248,13 @@ func (r *region) draineesOf(mc *placement.MC, model *placement.Model) []*drainee
 	return out
 }
 
-// drainKindText names a cluster's cost class.
+// drainKindText names a cluster's cost class, or says it is costed as the costliest
+// when the caches do not have it.
 func drainKindText(c placement.Cluster, known bool) string {
 	if !known {
 		return "unknown (costed as SWIFT HA)"
 	}
-	kind := "non-SWIFT"
-	if c.Swift {
-		kind = "SWIFT"
-	}
-	if c.SingleReplica {
-		return kind + " single-replica"
-	}
-	return kind + " HA"
+	return c.Kind()
 }
 
 func (p *drainPlan) table(w *tabwriter.Writer) {

@@ -202,7 +202,7 @@ func (r *region) explain(id *api.ResourceID) (*explainReport, error) {
 	sp := cluster.Properties.ServiceProvider()
 	out := &explainReport{
 		ResourceID:              cluster.ResourceID,
-		Kind:                    kindText(want),
+		Kind:                    want.Kind(),
 		Resources:               view.Model.Resources(),
 		Cost:                    formatMilli(view.Model.Cost(want)),
 		ProvisioningState:       sp.ProvisioningState,
@@ -450,18 +450,6 @@ func verdictCell(v explainVerdict) string {
 		return fmt.Sprintf("%s, score %s", v.Verdict, scoreText(*v.Score))
 	}
 	return v.Verdict
-}
-
-// kindText names a cluster's kind, the two facts that decide what it costs.
-func kindText(c placement.Cluster) string {
-	k := "non-SWIFT"
-	if c.Swift {
-		k = "SWIFT"
-	}
-	if c.SingleReplica {
-		return k + " single-replica"
-	}
-	return k + " HA"
 }
 
 // costText pairs each counted resource with its quantity: "aro.openshift.io/swift-nic=3".

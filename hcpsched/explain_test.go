@@ -70,18 +70,7 @@ func withPendingID(name string) func(*api.ClusterServiceProviderProperties) {
 // the fields placement and placement sync write.
 func (r *testRegion) spc(t *testing.T, cluster *api.ResourceID, edits ...func(*api.ServiceProviderCluster)) {
 	t.Helper()
-	pk, err := api.ResourcesPartitionKey(cluster)
-	require.NoError(t, err)
-	spc := api.NewDocument(api.ServiceProviderClusterResourceID(cluster), pk, api.ServiceProviderClusterProperties{
-		Spec:   &api.ServiceProviderClusterSpec{ControlPlaneVersion: &api.ControlPlaneVersionSpec{DesiredVersion: controllertest.DesiredVersion}},
-		Status: &api.ServiceProviderClusterStatus{},
-	})
-	spc.ResourceType = api.ServiceProviderClusterResourceType
-	for _, e := range edits {
-		e(spc)
-	}
-	_, err = database.Create(t.Context(), r.resources(), spc)
-	require.NoError(t, err)
+	controllertest.StoreSPC(t, r.resources(), cluster, edits...)
 }
 
 // placedOn is placement's record: the intent, its time and the condition, in one write.
@@ -485,14 +474,7 @@ func TestExplainArguments(t *testing.T) {
 		{name: "its SPC", args: []string{"explain", cluster + "/serviceProviderClusters/default"}, wantErr: "not a cluster; its cluster is " + cluster},
 		{name: "no resource group", args: []string{"explain", "/subscriptions/" + testSubscription + "/providers/" + api.ClusterResourceType + "/c"}, wantErr: "not a cluster: CLUSTER must be"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var out, errOut strings.Builder
-			args := append([]string{"--cosmos-endpoint=https://127.0.0.1:1/"}, tc.args...)
-			code := run(t.Context(), args, &out, &errOut, deps{lookupEnv: noEnv})
-			assert.Equal(t, exitUsage, code, errOut.String())
-			assert.Contains(t, errOut.String(), tc.wantErr)
-			assert.Empty(t, out.String())
-		})
+		t.Run(tc.name, func(t *testing.T) { assertUsageError(t, tc.args, tc.wantErr) })
 	}
 }
 
@@ -539,21 +521,10 @@ func TestBackendAction(t *testing.T) {
 		return placement.Decide(placement.ClusterOf(rid.String(), c), candidates, placement.DefaultConfig(), nil, now)
 	}
 	cluster := func(edits ...func(*api.ClusterServiceProviderProperties)) *api.Cluster {
-		c, err := frontend.ClusterOfKindAt(rid, "mrg-c", frontend.Kind{Swift: true}, now)
-		require.NoError(t, err)
-		for _, e := range edits {
-			e(c.Properties.ServiceProviderProperties)
-		}
-		return c
+		return frontendCluster(t, rid, now, edits...)
 	}
 	spc := func(edits ...func(*api.ServiceProviderCluster)) *api.ServiceProviderCluster {
-		s := api.NewDocument(api.ServiceProviderClusterResourceID(rid), testSubscription, api.ServiceProviderClusterProperties{
-			Spec: &api.ServiceProviderClusterSpec{}, Status: &api.ServiceProviderClusterStatus{},
-		})
-		for _, e := range edits {
-			e(s)
-		}
-		return s
+		return emptySPC(rid, edits...)
 	}
 	deleting := func(p *api.ClusterServiceProviderProperties) {
 		p.ProvisioningState = api.ProvisioningStateDeleting

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/frontend"
 )
 
 // testRegion is a region in the emulator, in ARO-HCP's document shapes, that the
@@ -56,6 +59,12 @@ func (r *testRegion) mc(t *testing.T, stamp string, ceiling, usage int, pending 
 // cli runs the command against the region with args after the connection flags.
 func (r *testRegion) cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return r.cliThrough(t, func(s database.Store) database.Store { return s }, args...)
+}
+
+// cliThrough runs the command like cli, on the store wrap makes of the test database's.
+func (r *testRegion) cliThrough(t *testing.T, wrap func(database.Store) database.Store, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -64,8 +73,46 @@ func (r *testRegion) cli(t *testing.T, args ...string) (stdout, stderr string, c
 		"--cosmos-key=" + r.db.Config.Key,
 		"--cosmos-database=" + r.db.Config.Database,
 	}, args...)
-	code = run(ctx, all, &out, &errOut, deps{now: func() time.Time { return r.now }, lookupEnv: noEnv})
+	code = run(ctx, all, &out, &errOut, deps{
+		now:       func() time.Time { return r.now },
+		lookupEnv: noEnv,
+		openStore: func(cosmos.Config) (database.Store, error) { return wrap(r.db.Store), nil },
+	})
 	return out.String(), errOut.String(), code
+}
+
+// frontendCluster is the SWIFT HA cluster rid as ARO-HCP's frontend writes it at now,
+// with edits made to its serviceProviderProperties.
+func frontendCluster(t *testing.T, rid *api.ResourceID, now time.Time, edits ...func(*api.ClusterServiceProviderProperties)) *api.Cluster {
+	t.Helper()
+	c, err := frontend.ClusterOfKindAt(rid, "mrg-"+rid.Name(), frontend.Kind{Swift: true}, now)
+	require.NoError(t, err)
+	for _, e := range edits {
+		e(c.Properties.ServiceProviderProperties)
+	}
+	return c
+}
+
+// emptySPC is rid's ServiceProviderCluster with an empty spec and status, then edits.
+func emptySPC(rid *api.ResourceID, edits ...func(*api.ServiceProviderCluster)) *api.ServiceProviderCluster {
+	s := api.NewDocument(api.ServiceProviderClusterResourceID(rid), testSubscription, api.ServiceProviderClusterProperties{
+		Spec: &api.ServiceProviderClusterSpec{}, Status: &api.ServiceProviderClusterStatus{},
+	})
+	for _, e := range edits {
+		e(s)
+	}
+	return s
+}
+
+// assertUsageError runs args against an endpoint nothing listens on: the command must
+// refuse them as a usage error, naming wantErr, before it reads anything.
+func assertUsageError(t *testing.T, args []string, wantErr string) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code := run(t.Context(), append([]string{"--cosmos-endpoint=https://127.0.0.1:1/"}, args...), &out, &errOut, deps{lookupEnv: noEnv})
+	assert.Equal(t, exitUsage, code, errOut.String())
+	assert.Contains(t, errOut.String(), wantErr)
+	assert.Empty(t, out.String(), "nothing on stdout, where a script reads results")
 }
 
 // noEnv keeps the test's own environment out of the command's flags.

@@ -68,7 +68,7 @@ func TestClusterServiceAdoption(t *testing.T) {
 			if tt.inCS {
 				createInClusterService(t, w, rid, ownerShard)
 			}
-			storeSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
+			controllertest.StoreSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
 				if tt.spec {
 					withSpec(other)(s)
 				}
@@ -123,7 +123,7 @@ func TestLegacyClusterServiceIDIsAdopted(t *testing.T) {
 	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Legacy"),
 		withClusterServiceID(clusterservice.LegacyClustersPath+"/"+fixedCSID)))
 	createInClusterService(t, w, rid, shard)
-	storeSPC(t, w.Resources, rid)
+	controllertest.StoreSPC(t, w.Resources, rid)
 	r := w.reconciler(t, clusterServiceAdoptionDefinition())
 	w.Start(t)
 
@@ -143,7 +143,7 @@ func TestUnmappableClusterServiceIDIsSaidOnce(t *testing.T) {
 	legacy, err := api.Decode[api.ClusterProperties](arohcp.Get("hcpcluster-accepted-clusters-mgmt-v1-csid.json"))
 	require.NoError(t, err)
 	rid := controllertest.StoreCluster(t, w.Resources, legacy)
-	storeSPC(t, w.Resources, rid)
+	controllertest.StoreSPC(t, w.Resources, rid)
 	r := w.reconciler(t, clusterServiceAdoptionDefinition())
 	p := w.reconciler(t, placementDefinition())
 	w.Start(t)

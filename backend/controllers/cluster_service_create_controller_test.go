@@ -58,7 +58,7 @@ func TestClusterServiceCreateLeavesAlone(t *testing.T) {
 			w.storeSubscription(t, controllertest.Tenant)
 			rid := controllertest.StoreCluster(t, w.Resources, tt.cluster(t))
 			if tt.spc {
-				storeSPC(t, w.Resources, rid)
+				controllertest.StoreSPC(t, w.Resources, rid)
 			}
 			r := w.reconciler(t, clusterServiceCreateDefinition())
 			w.Start(t)
@@ -190,7 +190,7 @@ func TestClusterServiceCreateWaits(t *testing.T) {
 				sub = w.storeSubscription(t, tt.subscription)
 			}
 			rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), append([]func(*api.Cluster){withPending(fixedHREF)}, tt.cluster...)...))
-			storeSPC(t, w.Resources, rid, append([]func(*api.ServiceProviderCluster){withSpec(mc)}, tt.spc...)...)
+			controllertest.StoreSPC(t, w.Resources, rid, append([]func(*api.ServiceProviderCluster){withSpec(mc)}, tt.spc...)...)
 			r := w.reconciler(t, clusterServiceCreateDefinition())
 			w.Start(t)
 			before := resourcesSnapshot(t, w.Resources)
@@ -239,7 +239,7 @@ func TestClusterServiceCreateWakesOnSubscriptionChange(t *testing.T) {
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", shard)
 	sub := w.storeSubscription(t, "")
 	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withPending(fixedHREF)))
-	storeSPC(t, w.Resources, rid, withSpec(mc))
+	controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc))
 	w.run(t, only(ClusterServiceCreateName))
 	require.Eventually(t, func() bool { return w.env.CreationWaits.Reason(rid.Key()) == WaitSubscriptionTenant }, waitFor, tick)
 
@@ -267,7 +267,7 @@ func TestClusterServiceCreateRefusesAnotherID(t *testing.T) {
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", shard)
 	w.storeSubscription(t, controllertest.Tenant)
 	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withPending(fixedHREF)))
-	storeSPC(t, w.Resources, rid, withSpec(mc))
+	controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc))
 	const otherID = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	answer := `{"kind":"Cluster","id":"` + otherID + `","href":"` + clusterservice.ClustersPath + "/" + otherID + `"}`
 	_, err := w.CS.InjectFault(fakeclusterservice.Fault{Method: http.MethodPost, PathPrefix: clusterservice.ClustersPath, Status: http.StatusCreated, Body: &answer})
@@ -314,7 +314,7 @@ func TestClusterServiceCreateFailures(t *testing.T) {
 			w.CS.ResetRequests()
 			w.storeSubscription(t, controllertest.Tenant)
 			rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withPending(clusterservice.ClustersPath+"/"+tt.pending)))
-			storeSPC(t, w.Resources, rid, withSpec(mc))
+			controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc))
 			r := w.reconciler(t, clusterServiceCreateDefinition())
 			w.Start(t)
 			before := resourcesSnapshot(t, w.Resources)
@@ -341,7 +341,7 @@ func TestClusterServiceCreateAdoptsAPlacedClusterClusterServiceHas(t *testing.T)
 	w.storeSubscription(t, controllertest.Tenant)
 	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withPending(fixedHREF)))
 	createInClusterService(t, w, rid, owner)
-	storeSPC(t, w.Resources, rid, withSpec(chosen))
+	controllertest.StoreSPC(t, w.Resources, rid, withSpec(chosen))
 	w.CS.ResetRequests()
 	r := w.reconciler(t, clusterServiceCreateDefinition())
 	w.Start(t)

@@ -146,7 +146,7 @@ func TestClusterServiceCreateFixtures(t *testing.T) {
 			require.NoError(t, err)
 			_, err = database.Create(t.Context(), w.Resources, sub)
 			require.NoError(t, err)
-			storeSPC(t, w.Resources, rid, withSpec(mc), func(s *api.ServiceProviderCluster) {
+			controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc), func(s *api.ServiceProviderCluster) {
 				s.Properties.Spec.ControlPlaneVersion = &api.ControlPlaneVersionSpec{DesiredVersion: setup.desired}
 			})
 			r := w.reconciler(t, clusterServiceCreateDefinition())

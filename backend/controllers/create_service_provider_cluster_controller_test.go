@@ -38,7 +38,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
-		storeSPC(t, w.Resources, rid)
+		controllertest.StoreSPC(t, w.Resources, rid)
 		r := w.reconciler(t, createServiceProviderClusterDefinition())
 		w.Start(t)
 		before := resourcesSnapshot(t, w.Resources)

@@ -514,7 +514,7 @@ func TestPlacementOfClustersClusterServiceKnows(t *testing.T) {
 			}
 			controllertest.StoreCluster(t, w.Resources, c)
 			// The old record already has its SPC.
-			storeSPC(t, w.Resources, rid)
+			controllertest.StoreSPC(t, w.Resources, rid)
 			create := w.reconciler(t, clusterServiceCreateDefinition())
 			adoption := w.reconciler(t, clusterServiceAdoptionDefinition())
 			placer := w.reconciler(t, placementDefinition())
@@ -560,7 +560,7 @@ func TestClusterServiceClusterFoundAfterPlacement(t *testing.T) {
 	w.storeSubscription(t, controllertest.Tenant)
 	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Leftover"), withPending(fixedHREF)))
 	createInClusterService(t, w, rid, mustShardOf(t, w, owner))
-	storeSPC(t, w.Resources, rid)
+	controllertest.StoreSPC(t, w.Resources, rid)
 	placer := w.reconciler(t, placementDefinition())
 	create := w.reconciler(t, clusterServiceCreateDefinition())
 	adoption := w.reconciler(t, clusterServiceAdoptionDefinition())
@@ -622,7 +622,7 @@ func TestIntentIsWithdrawnWhenTheMCVanishesBeforeCreate(t *testing.T) {
 			rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Moved"), withPending(fixedHREF)))
 			controllertest.StoreScheduling(t, w.Fleet, gone, 30, 0, rid.Key())
 			controllertest.StoreScheduling(t, w.Fleet, other, 30, 0)
-			storeSPC(t, w.Resources, rid, withSpec(gone))
+			controllertest.StoreSPC(t, w.Resources, rid, withSpec(gone))
 			// Only placement runs (and no resync): the MC's own event must wake the cluster.
 			w.run(t, only(PlacementName))
 			tt.vanish(t, w, gone)
@@ -646,11 +646,11 @@ func TestReservationIsKeptWhileItsSPCIsNotCachedYet(t *testing.T) {
 	w, blind := newBlindWorld(t)
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
 	a := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("A")))
-	storeSPC(t, w.Resources, a)
+	controllertest.StoreSPC(t, w.Resources, a)
 	blind.hide(spcItemID(a))
 	controllertest.StoreScheduling(t, w.Fleet, mc, 3, 0, a.Key())
 	b := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("B")))
-	storeSPC(t, w.Resources, b)
+	controllertest.StoreSPC(t, w.Resources, b)
 	cleanup := w.reconciler(t, pendingCleanupDefinition())
 	placer := w.reconciler(t, placementDefinition())
 	w.Start(t)
@@ -776,7 +776,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 		}
 		_, err := database.Create(t.Context(), resources, c)
 		require.NoError(t, err)
-		storeSPC(t, resources, rid)
+		controllertest.StoreSPC(t, resources, rid)
 	}
 
 	var mu sync.Mutex

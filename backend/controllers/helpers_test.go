@@ -190,24 +190,6 @@ func withoutDesiredVersion(s *api.ServiceProviderCluster) {
 	s.Properties.Spec.ControlPlaneVersion = nil
 }
 
-// storeSPC stores a cluster's SPC as it is once ARO-HCP's ControlPlaneDesiredVersion
-// controller has chosen the version; mutate shapes it first.
-func storeSPC(t *testing.T, resources database.Container, cluster *api.ResourceID, mutate ...func(*api.ServiceProviderCluster)) {
-	t.Helper()
-	pk, err := api.ResourcesPartitionKey(cluster)
-	require.NoError(t, err)
-	spc := api.NewDocument(api.ServiceProviderClusterResourceID(cluster), pk, api.ServiceProviderClusterProperties{
-		Spec:   &api.ServiceProviderClusterSpec{ControlPlaneVersion: &api.ControlPlaneVersionSpec{DesiredVersion: controllertest.DesiredVersion}},
-		Status: &api.ServiceProviderClusterStatus{},
-	})
-	spc.ResourceType = api.ServiceProviderClusterResourceType
-	for _, m := range mutate {
-		m(spc)
-	}
-	_, err = database.Create(t.Context(), resources, spc)
-	require.NoError(t, err)
-}
-
 // resourcesSnapshot maps every cluster, SPC and Subscription document in the store to
 // its etag.
 func resourcesSnapshot(t *testing.T, resources database.Container) map[string]string {
@@ -287,7 +269,7 @@ func leavesDeletingClustersAlone(t *testing.T, def controller.Definition[Env]) {
 	captured, err := api.Decode[api.ClusterProperties](arohcp.Get("realcosmos-hcpcluster-deleting-with-legacy-fields.json"))
 	require.NoError(t, err)
 	capturedID := controllertest.StoreCluster(t, w.Resources, captured)
-	storeSPC(t, w.Resources, capturedID, withSpec(mc))
+	controllertest.StoreSPC(t, w.Resources, capturedID, withSpec(mc))
 	// Deleting before it had anything.
 	fresh := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("fresh"), func(c *api.Cluster) {
 		c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting
@@ -297,12 +279,12 @@ func leavesDeletingClustersAlone(t *testing.T, def controller.Definition[Env]) {
 	pending := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("pending"), withPending(fixedHREF), func(c *api.Cluster) {
 		c.Properties.ServiceProviderProperties.DeletionTimestamp = &deletedAt
 	}))
-	storeSPC(t, w.Resources, pending, withSpec(mc))
+	controllertest.StoreSPC(t, w.Resources, pending, withSpec(mc))
 	// Deleting with a clusterServiceID, before any intent.
 	unplaced := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("unplaced"), withClusterServiceID(fixedHREF), func(c *api.Cluster) {
 		c.Properties.ServiceProviderProperties.ProvisioningState = api.ProvisioningStateDeleting
 	}))
-	storeSPC(t, w.Resources, unplaced)
+	controllertest.StoreSPC(t, w.Resources, unplaced)
 	r := w.reconciler(t, def)
 	w.Start(t)
 	before := resourcesSnapshot(t, w.Resources)

@@ -24,11 +24,11 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		w.CS.ResetRequests()
 		noSPC := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("nospc"), withClusterServiceID(fixedHREF)))
 		observed := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("observed"), withClusterServiceID(fixedHREF)))
-		storeSPC(t, w.Resources, observed, func(s *api.ServiceProviderCluster) {
+		controllertest.StoreSPC(t, w.Resources, observed, func(s *api.ServiceProviderCluster) {
 			s.Properties.Status.ManagementClusterResourceID = mc.String()
 		})
 		notCreated := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("notcreated"), withPending(fixedHREF)))
-		storeSPC(t, w.Resources, notCreated)
+		controllertest.StoreSPC(t, w.Resources, notCreated)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
 		before := resourcesSnapshot(t, w.Resources)
@@ -47,7 +47,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		legacy, err := api.Decode[api.ClusterProperties](arohcp.Get("hcpcluster-accepted-clusters-mgmt-v1-csid.json"))
 		require.NoError(t, err)
 		rid := controllertest.StoreCluster(t, w.Resources, legacy)
-		storeSPC(t, w.Resources, rid)
+		controllertest.StoreSPC(t, w.Resources, rid)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
 		before := resourcesSnapshot(t, w.Resources)
@@ -70,7 +70,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Legacy"),
 			withClusterServiceID(clusterservice.LegacyClustersPath+"/"+fixedCSID)))
 		createInClusterService(t, w, rid, shard)
-		storeSPC(t, w.Resources, rid, withSpec(mc))
+		controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc))
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
 
@@ -82,7 +82,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withClusterServiceID("/api/somewhere/else/1")))
-		storeSPC(t, w.Resources, rid)
+		controllertest.StoreSPC(t, w.Resources, rid)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
 
@@ -104,7 +104,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		c.Properties.ServiceProviderProperties.PendingClusterServiceID = ""
 		_, err := database.Replace(t.Context(), w.Resources, c)
 		require.NoError(t, err)
-		storeSPC(t, w.Resources, rid)
+		controllertest.StoreSPC(t, w.Resources, rid)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
 		before := resourcesSnapshot(t, w.Resources)
@@ -118,7 +118,7 @@ func TestManagementClusterPlacementSync(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withClusterServiceID(fixedHREF)))
-		storeSPC(t, w.Resources, rid)
+		controllertest.StoreSPC(t, w.Resources, rid)
 		r := w.reconciler(t, managementClusterPlacementSyncDefinition())
 		w.Start(t)
 		before := resourcesSnapshot(t, w.Resources)

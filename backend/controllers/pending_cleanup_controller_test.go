@@ -59,7 +59,7 @@ func TestPendingCleanupRules(t *testing.T) {
 			controllertest.StoreCluster(t, w.Resources, newCluster(t, rid, en.cluster))
 		}
 		if !en.noSPC {
-			storeSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
+			controllertest.StoreSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
 				if en.spec != nil {
 					s.Properties.Spec.ManagementClusterResourceID = en.spec.String()
 				}
@@ -103,7 +103,7 @@ func TestReservationOfAConfirmedGoneSPCIsDropped(t *testing.T) {
 	never := clusterID("NeverHadSPC")
 	controllertest.StoreCluster(t, w.Resources, newCluster(t, never))
 	softDeleted := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("SoftDeleted")))
-	storeSPC(t, w.Resources, softDeleted)
+	controllertest.StoreSPC(t, w.Resources, softDeleted)
 	softDeleteSPC(t, w.Resources, softDeleted)
 	blind.hide(spcItemID(softDeleted))
 	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0, never.Key(), softDeleted.Key())

@@ -54,7 +54,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
-		storeSPC(t, w.Resources, rid) // spec.managementClusterResourceID is nil
+		controllertest.StoreSPC(t, w.Resources, rid) // spec.managementClusterResourceID is nil
 		r := w.reconciler(t, pendingClusterServiceIDAssignDefinition())
 		w.Start(t)
 		_, err := r.Reconcile(rid.Key())

@@ -49,7 +49,7 @@ func TestPlacementGates(t *testing.T) {
 			controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0)
 			rid := clusterID(fmt.Sprintf("Gated%d", i))
 			controllertest.StoreCluster(t, w.Resources, newCluster(t, rid, tt.mutate))
-			storeSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
+			controllertest.StoreSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
 				if tt.spec {
 					s.Properties.Spec.ManagementClusterResourceID = mc.String()
 				}
@@ -76,7 +76,7 @@ func TestPlacementDoesNotWaitForClusterService(t *testing.T) {
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
 	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0)
 	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("DuringOutage"), withPending(fixedHREF)))
-	storeSPC(t, w.Resources, rid)
+	controllertest.StoreSPC(t, w.Resources, rid)
 	_, err := w.CS.InjectFault(fakeclusterservice.Fault{Method: http.MethodGet, Status: http.StatusServiceUnavailable})
 	require.NoError(t, err)
 	w.CS.ResetRequests()
@@ -102,7 +102,7 @@ func TestPlacementReusesReservation(t *testing.T) {
 	controllertest.StoreScheduling(t, w.Fleet, reserved, 30, 0, cluster.Key())
 	// The cluster and its SPC were stored before the crash, with the reservation.
 	controllertest.StoreCluster(t, w.Resources, newCluster(t, cluster))
-	storeSPC(t, w.Resources, cluster)
+	controllertest.StoreSPC(t, w.Resources, cluster)
 	p := w.reconciler(t, placementDefinition())
 	w.Start(t)
 
@@ -120,7 +120,7 @@ func TestReusedReservationIsCheckedAtApplyTime(t *testing.T) {
 	w, blind := newBlindWorld(t)
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
 	a := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("A")))
-	storeSPC(t, w.Resources, a)
+	controllertest.StoreSPC(t, w.Resources, a)
 	controllertest.StoreScheduling(t, w.Fleet, mc, 3, 0, a.Key())
 	p := w.reconciler(t, placementDefinition())
 	w.Start(t)
@@ -156,7 +156,7 @@ func TestIntentStaysOnceClusterServiceHasTheCluster(t *testing.T) {
 		}
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("Created"), mutate))
 		createInClusterService(t, w, rid, shard)
-		storeSPC(t, w.Resources, rid, withSpec(gone))
+		controllertest.StoreSPC(t, w.Resources, rid, withSpec(gone))
 		p := w.reconciler(t, placementDefinition())
 		w.Start(t)
 		before := resourcesSnapshot(t, w.Resources)

@@ -67,7 +67,7 @@ func TestPlacementLatency(t *testing.T) {
 				}
 				c.Properties.SystemData.CreatedAt = now.Add(-age)
 			}))
-			storeSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
+			controllertest.StoreSPC(t, w.Resources, rid, func(s *api.ServiceProviderCluster) {
 				if tt.placed {
 					s.Properties.Spec.ManagementClusterResourceID = mc.String()
 				}

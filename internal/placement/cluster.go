@@ -26,6 +26,19 @@ func ClusterOf(resourceID string, c *api.Cluster) Cluster {
 	return out
 }
 
+// Kind names the cluster's cost class as operators read it: "SWIFT HA", "SWIFT
+// single-replica", "non-SWIFT HA" or "non-SWIFT single-replica".
+func (c Cluster) Kind() string {
+	name := "non-SWIFT"
+	if c.Swift {
+		name = "SWIFT"
+	}
+	if c.SingleReplica {
+		return name + " single-replica"
+	}
+	return name + " HA"
+}
+
 // ClusterLookup finds a cluster that an MC lists as not ready or reserved. A cluster it
 // does not know costs as much as a SWIFT HA one, as upstream charges it: better to
 // under-commit an MC than to overcommit it.

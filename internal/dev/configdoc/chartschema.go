@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hcpsched/hcpsched/internal/process"
@@ -74,32 +73,9 @@ func CheckChartSchema(t testing.TB, path string, c ChartComponent) {
 	}
 }
 
-// updateSchema rewrites the schema under an exclusive lock: the backend's and the
-// fleet's tests run in parallel and rewrite the same file.
+// updateSchema rewrites one binary's part of the chart's values schema.
 func updateSchema(path, name string, def *object) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking %s: %w", path, err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	out, err := regenerate(b, name, def)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(out, 0); err != nil {
-		return err
-	}
-	return f.Close()
+	return rewriteLocked(path, func(b []byte) ([]byte, error) { return regenerate(b, name, def) })
 }
 
 // regenerate returns the schema with the component's flags definition replaced by def

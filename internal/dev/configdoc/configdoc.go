@@ -156,9 +156,22 @@ func section(doc, begin, end string) (string, error) {
 	return body, nil
 }
 
-// update rewrites one section under an exclusive lock: the backend's and the fleet's
-// tests run in parallel and rewrite the same file.
+// update rewrites one section of a generated document.
 func update(path, begin, end, table string) error {
+	return rewriteLocked(path, func(b []byte) ([]byte, error) {
+		doc := string(b)
+		old, err := section(doc, begin, end)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(strings.Replace(doc, begin+old+end, begin+table+end, 1)), nil
+	})
+}
+
+// rewriteLocked replaces the file's content with what rewrite makes of it, under an
+// exclusive lock: the backend's and the fleet's tests run in parallel and rewrite the
+// same generated files.
+func rewriteLocked(path string, rewrite func([]byte) ([]byte, error)) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -171,16 +184,14 @@ func update(path, begin, end, table string) error {
 	if err != nil {
 		return err
 	}
-	doc := string(b)
-	old, err := section(doc, begin, end)
+	out, err := rewrite(b)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	doc = strings.Replace(doc, begin+old+end, begin+table+end, 1)
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
-	if _, err := f.WriteAt([]byte(doc), 0); err != nil {
+	if _, err := f.WriteAt(out, 0); err != nil {
 		return err
 	}
 	return f.Close()

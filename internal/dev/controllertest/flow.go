@@ -233,3 +233,21 @@ func SchedulingStatus(at time.Time, ceiling, usage int, pending ...string) *api.
 		PendingAssignedClusters: pending,
 	}
 }
+
+// StoreSPC stores a cluster's ServiceProviderCluster as it is once ARO-HCP's
+// ControlPlaneDesiredVersion controller has chosen the version; edits shape it first.
+func StoreSPC(t testing.TB, resources database.Container, cluster *api.ResourceID, edits ...func(*api.ServiceProviderCluster)) {
+	t.Helper()
+	pk, err := api.ResourcesPartitionKey(cluster)
+	require.NoError(t, err)
+	spc := api.NewDocument(api.ServiceProviderClusterResourceID(cluster), pk, api.ServiceProviderClusterProperties{
+		Spec:   &api.ServiceProviderClusterSpec{ControlPlaneVersion: &api.ControlPlaneVersionSpec{DesiredVersion: DesiredVersion}},
+		Status: &api.ServiceProviderClusterStatus{},
+	})
+	spc.ResourceType = api.ServiceProviderClusterResourceType
+	for _, e := range edits {
+		e(spc)
+	}
+	_, err = database.Create(t.Context(), resources, spc)
+	require.NoError(t, err)
+}
