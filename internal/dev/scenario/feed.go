@@ -33,9 +33,17 @@ type feedView struct {
 	spcs        map[string]*api.ServiceProviderCluster // by the cluster's key
 	mcs         map[string]*api.ManagementCluster
 	schedulings map[string]*api.ManagementClusterScheduling // by the MC's key
-	pages       int
-	errors      int
-	malformed   int
+	// pending are the documents read since the maps were last brought up to date, the
+	// latest version of each only, in feed order. Decoding is most of what the view
+	// costs, and the run's scenario process is built with -race and shares two cores
+	// with the backends: decoding every version as it was read, the view fell behind
+	// the region for good in some runs and took no sample. Decoded when the maps are
+	// read, a document rewritten several times between two samples is decoded once.
+	pending   []pendingDocument
+	pendingAt map[string]int // index into pending, by resource type and id
+	pages     int
+	errors    int
+	malformed int
 	// caughtUp is, per feed range, when the last read that found nothing new began.
 	caughtUp []time.Time
 }
@@ -46,7 +54,14 @@ func newFeedView(store database.Store, interval time.Duration, logger *slog.Logg
 		interval: interval, logger: logger, onSample: func() {},
 		clusters: map[string]*api.Cluster{}, spcs: map[string]*api.ServiceProviderCluster{},
 		mcs: map[string]*api.ManagementCluster{}, schedulings: map[string]*api.ManagementClusterScheduling{},
+		pendingAt: map[string]int{},
 	}
+}
+
+// pendingDocument is a read document not decoded yet, with its resource type.
+type pendingDocument struct {
+	resourceType string
+	item         database.Item
 }
 
 type feedCursor struct {
@@ -164,26 +179,48 @@ func (v *feedView) apply(items []database.Item) {
 	v.pages++
 	for _, item := range items {
 		_, _, resourceType := api.Identify(item.Body)
-		var err error
 		switch {
-		case strings.EqualFold(resourceType, api.ClusterResourceType):
-			err = keep(v.clusters, item, func(rid *api.ResourceID) string { return rid.Key() })
-		case strings.EqualFold(resourceType, api.ServiceProviderClusterResourceType):
-			err = keep(v.spcs, item, func(rid *api.ResourceID) string { return rid.Parent().Key() })
-		case strings.EqualFold(resourceType, api.ManagementClusterResourceType):
-			err = keep(v.mcs, item, func(rid *api.ResourceID) string { return rid.Key() })
-		case strings.EqualFold(resourceType, api.ManagementClusterSchedulingResourceType):
-			err = keep(v.schedulings, item, func(rid *api.ResourceID) string { return rid.Parent().Key() })
+		case strings.EqualFold(resourceType, api.ClusterResourceType),
+			strings.EqualFold(resourceType, api.ServiceProviderClusterResourceType),
+			strings.EqualFold(resourceType, api.ManagementClusterResourceType),
+			strings.EqualFold(resourceType, api.ManagementClusterSchedulingResourceType):
+		default:
+			continue
 		}
-		if err != nil {
-			v.malformed++
-			v.logger.Warn("the checker could not decode a document from the change feed", "id", item.ID, "error", err.Error())
+		key := strings.ToLower(resourceType) + "|" + item.ID
+		if at, ok := v.pendingAt[key]; ok {
+			v.pending[at] = pendingDocument{} // superseded by this newer version
 		}
+		v.pendingAt[key] = len(v.pending)
+		v.pending = append(v.pending, pendingDocument{resourceType: resourceType, item: item})
 	}
 }
 
-// keep stores the item's latest version; within a partition the feed delivers changes in
-// order, and every document lives in one partition, so the latest delivered is the latest.
+// decodeLocked brings the maps up to date with the pending documents; v.mu is held.
+func (v *feedView) decodeLocked() {
+	for _, p := range v.pending {
+		var err error
+		switch {
+		case p.item.Body == nil:
+			continue
+		case strings.EqualFold(p.resourceType, api.ClusterResourceType):
+			err = keep(v.clusters, p.item, func(rid *api.ResourceID) string { return rid.Key() })
+		case strings.EqualFold(p.resourceType, api.ServiceProviderClusterResourceType):
+			err = keep(v.spcs, p.item, func(rid *api.ResourceID) string { return rid.Parent().Key() })
+		case strings.EqualFold(p.resourceType, api.ManagementClusterResourceType):
+			err = keep(v.mcs, p.item, func(rid *api.ResourceID) string { return rid.Key() })
+		case strings.EqualFold(p.resourceType, api.ManagementClusterSchedulingResourceType):
+			err = keep(v.schedulings, p.item, func(rid *api.ResourceID) string { return rid.Parent().Key() })
+		}
+		if err != nil {
+			v.malformed++
+			v.logger.Warn("the checker could not decode a document from the change feed", "id", p.item.ID, "error", err.Error())
+		}
+	}
+	v.pending = v.pending[:0]
+	clear(v.pendingAt)
+}
+
 func keep[P any](m map[string]*api.Document[P], item database.Item, key func(*api.ResourceID) string) error {
 	doc, err := database.DecodeItem[P](item)
 	if err != nil {
@@ -229,6 +266,7 @@ func (v *feedView) waitCaughtUp(ctx context.Context) bool {
 func (v *feedView) snapshot(at time.Duration, kind func(key string) (frontend.Kind, bool)) snapshot {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.decodeLocked()
 	s := snapshot{at: at, clusters: make(map[string]clusterState, len(v.spcs))}
 	state := func(key string) clusterState {
 		c := s.clusters[key]
@@ -281,6 +319,7 @@ func (v *feedView) snapshot(at time.Duration, kind func(key string) (frontend.Ki
 func (v *feedView) candidates() []placement.Candidate {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.decodeLocked()
 	out := make([]placement.Candidate, 0, len(v.mcs))
 	for key, mc := range v.mcs {
 		if mc.IsDeleted() {
@@ -295,6 +334,7 @@ func (v *feedView) candidates() []placement.Candidate {
 func (v *feedView) managementCluster(key string) *api.ManagementCluster {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.decodeLocked()
 	return v.mcs[key]
 }
 
@@ -302,6 +342,7 @@ func (v *feedView) managementCluster(key string) *api.ManagementCluster {
 func (v *feedView) counts() (pages, errors, malformed int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.decodeLocked()
 	return v.pages, v.errors, v.malformed
 }
 
