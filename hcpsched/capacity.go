@@ -109,9 +109,7 @@ func (r *region) capacity() *capacityReport {
 			u.Ready = api.IsConditionTrue(st.Conditions, api.ManagementClusterConditionReady)
 		}
 		if available, ok := mc.Available(); ok {
-			for _, a := range available {
-				u.Available = append(u.Available, placement.FormatMilli(a))
-			}
+			u.Available = formatMilli(available)
 		}
 		if mc.Scheduling != nil && mc.Scheduling.Properties.Status != nil {
 			st := mc.Scheduling.Properties.Status

@@ -112,9 +112,6 @@ func (r *region) clusters(mc *placement.MC) *clustersReport {
 	if mc.Scheduling != nil && mc.Scheduling.Properties.Status != nil {
 		pending = mc.Scheduling.Properties.Status.PendingAssignedClusters
 	}
-	reserved := func(cluster string) bool {
-		return slices.ContainsFunc(pending, func(e string) bool { return api.ResourceIDsEqual(e, cluster) })
-	}
 	clusters := r.caches.Clusters().Lister()
 	here := map[string]bool{}
 	for _, spc := range r.caches.ServiceProviderClusters().Lister().List() {
@@ -129,7 +126,7 @@ func (r *region) clusters(mc *placement.MC) *clustersReport {
 			Intent:       intent,
 			Observed:     observed,
 			State:        stateOn(intent, observed),
-			ReservedHere: reserved(clusterID),
+			ReservedHere: mc.Holds(clusterID),
 		}
 		if cluster, err := clusters.Get(clusterID); err == nil {
 			rid, err := cluster.ParsedResourceID()

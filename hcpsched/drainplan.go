@@ -103,7 +103,7 @@ func (r *region) drainPlan(rid *api.ResourceID, arg string) (*drainPlan, error) 
 		return nil, err
 	}
 	drained := slices.IndexFunc(view.MCs, func(mc *placement.MC) bool { return api.ResourceIDsEqual(mc.ID(), rid.String()) })
-	lookup := r.clusterLookup()
+	lookup := r.snapshot.Lookup
 	mcs := slices.Clone(view.MCs)
 	source := mcs[drained]
 	cordoned := source.ManagementCluster.DeepCopy()
@@ -124,10 +124,7 @@ func (r *region) drainPlan(rid *api.ResourceID, arg string) (*drainPlan, error) 
 	drainees := r.draineesOf(source, view.Model)
 	perDestination := map[string]*drainDestination{}
 	for _, d := range drainees {
-		move := drainMove{ResourceID: d.id, Kind: drainKindText(d.cluster, d.known), On: d.on, Cost: []string{}}
-		for _, c := range d.cost {
-			move.Cost = append(move.Cost, placement.FormatMilli(c))
-		}
+		move := drainMove{ResourceID: d.id, Kind: drainKindText(d.cluster, d.known), On: d.on, Cost: formatMilli(d.cost)}
 		if d.deleting {
 			move.Outcome, move.Reason = "deleting", "the cluster is being deleted: nothing to move"
 			plan.LeftOut++
@@ -176,19 +173,6 @@ func reserved(sched *api.ManagementClusterScheduling, key string) *api.Managemen
 	return out
 }
 
-// clusterLookup finds a listed cluster's kind in the cluster cache, as the backend's
-// snapshot does; a cluster the cache lacks costs as a SWIFT HA one.
-func (r *region) clusterLookup() placement.ClusterLookup {
-	clusters := r.caches.Clusters().Lister()
-	return func(id string) (placement.Cluster, bool) {
-		c, err := clusters.Get(id)
-		if err != nil {
-			return placement.Cluster{ResourceID: id}, false
-		}
-		return placement.ClusterOf(id, c), true
-	}
-}
-
 // draineesOf are the clusters whose SPC intent or observed placement is mc, or that hold
 // a reservation on it, in planning order.
 func (r *region) draineesOf(mc *placement.MC, model *placement.Model) []*drainee {
@@ -210,15 +194,12 @@ func (r *region) draineesOf(mc *placement.MC, model *placement.Model) []*drainee
 		if !intent && !observed {
 			continue
 		}
-		rid, err := spc.ParsedResourceID()
-		if err != nil || rid.Parent() == nil {
-			continue
-		}
+		cluster := clusterOfSPC(spc)
 		if intent {
-			add(rid.Parent().String(), "intent")
+			add(cluster, "intent")
 		}
 		if observed {
-			add(rid.Parent().String(), "observed")
+			add(cluster, "observed")
 		}
 	}
 	if mc.Scheduling != nil && mc.Scheduling.Properties.Status != nil {

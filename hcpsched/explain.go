@@ -307,7 +307,7 @@ func explainVerdicts(d placement.Decision, c placement.Cluster) []explainVerdict
 			ResourceID:       v.ManagementCluster(),
 			Stamp:            stampOf(v.ManagementCluster()),
 			Reservations:     v.MC.Reservations(),
-			HoldsThisCluster: holdsReservationFor(v.MC, c.ResourceID),
+			HoldsThisCluster: v.MC.Holds(c.ResourceID),
 			Available:        []string{},
 		}
 		if available, ok := v.MC.Available(); ok {
@@ -340,14 +340,6 @@ func explainVerdicts(d placement.Decision, c placement.Cluster) []explainVerdict
 		return compareStamps(a.Stamp, b.Stamp)
 	})
 	return out
-}
-
-// holdsReservationFor says whether the MC's scheduling document lists the cluster.
-func holdsReservationFor(mc *placement.MC, cluster string) bool {
-	if mc.Scheduling == nil || mc.Scheduling.Properties.Status == nil {
-		return false
-	}
-	return slices.ContainsFunc(mc.Scheduling.Properties.Status.PendingAssignedClusters, func(e string) bool { return api.ResourceIDsEqual(e, cluster) })
 }
 
 func (e *explainReport) table(w *tabwriter.Writer) {

@@ -220,7 +220,7 @@ func (s *Snapshot) refreshLocked(key string) {
 	}
 	e := &entry{listed: map[string]listedCluster{}}
 	e.mc = s.model.NewMC(mc, sched, func(id string) (placement.Cluster, bool) {
-		c, known := s.lookup(id)
+		c, known := s.Lookup(id)
 		e.listed[informers.KeyOf(id)] = listedCluster{cluster: c, known: known}
 		return c, known
 	})
@@ -247,8 +247,9 @@ func (s *Snapshot) tell(old, updated *placement.MC) {
 	}
 }
 
-// lookup is the kind of a listed cluster, from the cluster cache.
-func (s *Snapshot) lookup(id string) (placement.Cluster, bool) {
+// Lookup is the kind of a listed cluster, from the cluster cache: the placement.ClusterLookup
+// every MC of the snapshot is parsed with.
+func (s *Snapshot) Lookup(id string) (placement.Cluster, bool) {
 	c, err := s.clusters.Get(id)
 	if err != nil {
 		return placement.Cluster{ResourceID: id}, false
@@ -265,7 +266,7 @@ func (s *Snapshot) clusterChanged(key string) {
 	if len(mcs) == 0 {
 		return
 	}
-	now, known := s.lookup(key)
+	now, known := s.Lookup(key)
 	for mcKey := range mcs {
 		was := s.entries[mcKey].listed[key]
 		if was.known != known || (known && kindChanged(was.cluster, now)) {

@@ -191,6 +191,13 @@ func (mc *MC) Available() (available []int64, ok bool) {
 // Reservations is how many reservations (pendingAssignedClusters entries) the MC holds.
 func (mc *MC) Reservations() int { return len(mc.pending) }
 
+// Holds says whether the MC holds a reservation (a pendingAssignedClusters entry) for
+// the cluster, its resource ID compared case-insensitively.
+func (mc *MC) Holds(clusterID string) bool {
+	key := strings.ToLower(clusterID)
+	return mc.holds(key, keyHash(key))
+}
+
 // holds says whether the MC holds a reservation for the cluster of lowercased ID key,
 // whose keyHash is hash: comparing hashes first spares comparing a hundred bytes per
 // reservation per MC at every decision.
