@@ -134,7 +134,7 @@ func (r *region) capacity() *capacityReport {
 		}
 		out.ManagementClusters = append(out.ManagementClusters, u)
 	}
-	slices.SortStableFunc(out.ManagementClusters, func(a, b managementClusterUsage) int { return compareStamps(a.Stamp, b.Stamp) })
+	slices.SortStableFunc(out.ManagementClusters, func(a, b managementClusterUsage) int { return api.CompareNatural(a.Stamp, b.Stamp) })
 	return out
 }
 

@@ -226,7 +226,7 @@ func (r *region) reservationHolders(cluster *api.ResourceID) ([]string, error) {
 			out = append(out, mc.String())
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int { return compareStamps(stampOf(a), stampOf(b)) })
+	slices.SortFunc(out, func(a, b string) int { return api.CompareNatural(stampOf(a), stampOf(b)) })
 	return out, nil
 }
 

@@ -157,7 +157,7 @@ func (r *region) drainPlan(rid *api.ResourceID, arg string) (*drainPlan, error) 
 	for _, dest := range perDestination {
 		plan.Destinations = append(plan.Destinations, *dest)
 	}
-	slices.SortFunc(plan.Destinations, func(a, b drainDestination) int { return compareStamps(a.Stamp, b.Stamp) })
+	slices.SortFunc(plan.Destinations, func(a, b drainDestination) int { return api.CompareNatural(a.Stamp, b.Stamp) })
 	return plan, nil
 }
 

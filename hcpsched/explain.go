@@ -337,7 +337,7 @@ func explainVerdicts(d placement.Decision, c placement.Cluster) []explainVerdict
 				return n
 			}
 		}
-		return compareStamps(a.Stamp, b.Stamp)
+		return api.CompareNatural(a.Stamp, b.Stamp)
 	})
 	return out
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"cmp"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -66,20 +64,4 @@ func age(seconds *float64) string {
 		return "future-dated"
 	}
 	return (time.Duration(*seconds) * time.Second).String()
-}
-
-// compareStamps orders stamp identifiers as numbers when both are (1, 2, 10), as text
-// otherwise, numbers first.
-func compareStamps(a, b string) int {
-	na, errA := strconv.ParseUint(a, 10, 64)
-	nb, errB := strconv.ParseUint(b, 10, 64)
-	switch {
-	case errA == nil && errB == nil:
-		return cmp.Compare(na, nb)
-	case errA == nil:
-		return -1
-	case errB == nil:
-		return 1
-	}
-	return cmp.Compare(a, b)
 }

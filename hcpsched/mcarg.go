@@ -52,6 +52,6 @@ func notFoundAmong(arg string, stamps []string) error {
 	if len(stamps) == 0 {
 		return fmt.Errorf("management cluster %q: %w; the region has no management cluster", arg, errNotFound)
 	}
-	slices.SortFunc(stamps, compareStamps)
+	slices.SortFunc(stamps, api.CompareNatural)
 	return fmt.Errorf("management cluster %q: %w; known stamps: %s", arg, errNotFound, strings.Join(stamps, ", "))
 }

@@ -217,7 +217,7 @@ func (o *observer) summarize(r reads) snapshot {
 		}
 		s.mcs = append(s.mcs, v)
 	}
-	slices.SortFunc(s.mcs, func(a, b *mcView) int { return compareNatural(a.stamp, b.stamp) })
+	slices.SortFunc(s.mcs, func(a, b *mcView) int { return api.CompareNatural(a.stamp, b.stamp) })
 
 	clusters := map[string]*clusterView{}
 	for key, c := range o.created {
@@ -298,7 +298,7 @@ func (o *observer) summarize(r reads) snapshot {
 			s.observed++
 		}
 	}
-	slices.SortFunc(s.clusters, func(a, b *clusterView) int { return compareNatural(strings.ToLower(a.id), strings.ToLower(b.id)) })
+	slices.SortFunc(s.clusters, func(a, b *clusterView) int { return api.CompareNatural(strings.ToLower(a.id), strings.ToLower(b.id)) })
 	return s
 }
 
@@ -449,37 +449,4 @@ func percentile(d []time.Duration, p int) string {
 	slices.Sort(sorted)
 	i := max((p*len(sorted)+99)/100-1, 0)
 	return sorted[i].Round(10 * time.Millisecond).String()
-}
-
-// compareNatural orders strings with their runs of digits compared as numbers, so that
-// stamp 2 comes before stamp 10 and hcp-local-9 before hcp-local-10.
-func compareNatural(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digitRun(a), digitRun(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if c := len(na) - len(nb); c != 0 {
-				return c
-			}
-			if c := strings.Compare(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return int(a[0]) - int(b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) - len(b)
-}
-
-// digitRun is the length of the run of ASCII digits s starts with.
-func digitRun(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
 }
