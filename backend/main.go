@@ -100,11 +100,7 @@ func (c *config) validate() error {
 // flags, plus the backend's user agent, logger and metrics registry (request metrics
 // under clusterservice.MetricsSubsystem, the fleet's names too).
 func (c *config) clusterServiceConfig(logger *slog.Logger, reg prometheus.Registerer) clusterservice.Config {
-	cfg := c.clusterService
-	cfg.Logger = logger.With("client", "clusterservice")
-	cfg.Agent = "hcpsched-" + Component
-	cfg.MetricsRegisterer = reg
-	return cfg
+	return c.clusterService.Of(Component, logger.With("client", "clusterservice"), reg)
 }
 
 // run is the whole life of the binary; main only adds the exit code.

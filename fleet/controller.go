@@ -197,11 +197,7 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 // flags, plus the fleet's user agent, logger and metrics registry (request metrics
 // under clusterservice.MetricsSubsystem, the backend's names too).
 func (f controllerFlags) clusterServiceConfig(logger *slog.Logger, reg prometheus.Registerer) clusterservice.Config {
-	cfg := f.clusterService
-	cfg.Agent = "hcpsched-" + component
-	cfg.Logger = logger
-	cfg.MetricsRegisterer = reg
-	return cfg
+	return f.clusterService.Of(component, logger, reg)
 }
 
 func agentPoolSource(f controllerFlags, cloudConfig cloud.Configuration) (agentpools.Source, error) {

@@ -34,6 +34,16 @@ const (
 	RequestDurationMetric = MetricsSubsystem + "_request_duration"
 )
 
+// Of is the connection a binary's controllers use: cfg from the flags, with the binary's
+// user agent (hcpsched-<component>), its logger and its metrics registry, so that every
+// binary's requests are named and counted alike.
+func (cfg Config) Of(component string, logger *slog.Logger, reg prometheus.Registerer) Config {
+	cfg.Agent = "hcpsched-" + component
+	cfg.Logger = logger
+	cfg.MetricsRegisterer = reg
+	return cfg
+}
+
 // listPageSize is what CS defaults to; asking for it explicitly keeps the paging loop's
 // arithmetic independent of server defaults.
 const listPageSize = 100
