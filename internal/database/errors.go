@@ -12,6 +12,9 @@ var (
 	ErrConflict           = errors.New("conflict")
 	ErrPreconditionFailed = errors.New("precondition failed")
 	ErrThrottled          = errors.New("throttled")
+	// ErrBadRequest is a request Cosmos refuses as malformed (400), such as a patch
+	// operation that cannot apply to the document.
+	ErrBadRequest = errors.New("bad request")
 	// ErrIfMatchRequired is returned, without I/O, for an unguarded Replace.
 	ErrIfMatchRequired = errors.New("replace requires an If-Match etag")
 )
@@ -19,6 +22,8 @@ var (
 // KindForStatus maps an HTTP status from Cosmos to the vocabulary; nil for others.
 func KindForStatus(status int) error {
 	switch status {
+	case http.StatusBadRequest:
+		return ErrBadRequest
 	case http.StatusNotFound:
 		return ErrNotFound
 	case http.StatusConflict:

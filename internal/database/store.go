@@ -6,7 +6,10 @@ package database
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -25,7 +28,7 @@ type Item struct {
 
 // Container is one Cosmos container. Every method returns errors that match the
 // vocabulary below with errors.Is: ErrNotFound, ErrConflict, ErrPreconditionFailed,
-// ErrThrottled.
+// ErrThrottled, ErrBadRequest.
 type Container interface {
 	Name() string
 	// Get is a point read.
@@ -35,6 +38,19 @@ type Container interface {
 	// Replace overwrites a document only if its current _etag is ifMatch. An empty
 	// ifMatch is refused without I/O: unguarded writes lose other writers' changes.
 	Replace(ctx context.Context, partitionKey, id string, body []byte, ifMatch string) (Item, error)
+	// Patch applies a Cosmos partial document update to one document, atomically, and
+	// returns the whole document as stored afterwards (new _etag and _ts; the change feed
+	// sees the patched version as it sees a Replace). It fails with ErrNotFound when the
+	// document is missing, ErrPreconditionFailed when opts.IfMatch is set and stale or
+	// opts.Condition does not hold, and ErrBadRequest when an operation cannot apply (see
+	// PatchOperation) or the patch is malformed (see ValidatePatch, checked without I/O).
+	// Nothing applies unless every operation does.
+	//
+	// Unlike Replace, Patch does not require an etag: a patch that touches only fields its
+	// writer owns can be guarded by a Condition on what it assumes instead. A Patch that
+	// set neither guard and is retried after an ambiguous failure (a timeout) may apply
+	// twice; only set, replace and remove are idempotent.
+	Patch(ctx context.Context, partitionKey, id string, ops []PatchOperation, opts PatchOptions) (Item, error)
 	// Delete removes a document for good. ARO-HCP documents are soft-deleted (see
 	// SoftDelete) so that deletes reach change-feed readers; this is for expiry and tests.
 	Delete(ctx context.Context, partitionKey, id, ifMatch string) error
@@ -67,15 +83,20 @@ const (
 	BatchReplace BatchOperationKind = "Replace"
 	BatchRead    BatchOperationKind = "Read"
 	BatchDelete  BatchOperationKind = "Delete"
+	BatchPatch   BatchOperationKind = "Patch"
 )
 
 // BatchOperation is one step of a transactional batch. Replace requires IfMatch; Delete
-// honours it when set.
+// and Patch honour it when set. Patch takes PatchOperations (and optionally Condition)
+// instead of Body, with Container.Patch's semantics.
 type BatchOperation struct {
 	Kind    BatchOperationKind
 	ID      string
 	Body    []byte
 	IfMatch string
+	// PatchOperations and Condition are a BatchPatch's update and filter predicate.
+	PatchOperations []PatchOperation
+	Condition       string
 }
 
 // BatchResult is the outcome of one operation of a successful batch.
@@ -84,6 +105,94 @@ type BatchResult struct {
 	ETag       string
 	// Body is the document for Create, Replace and Read.
 	Body []byte
+}
+
+// PatchOperationKind is one operation of a Cosmos partial document update
+// (https://learn.microsoft.com/azure/cosmos-db/partial-document-update). Paths are JSON
+// pointers ("/properties/status/x"; "~1" escapes "/" and "~0" escapes "~" in a name).
+// Every parent of the path must exist: no operation creates intermediate objects, and a
+// missing parent is ErrBadRequest. System properties (/_etag, /_ts, ...), /id and the
+// partition key cannot be patched (ErrBadRequest).
+//
+// Cosmos's "move" is not offered: azcosmos v1.5.0, which the cosmos store speaks
+// through, cannot send it.
+type PatchOperationKind string
+
+const (
+	// PatchSet creates or overwrites the path's last segment; on an array index it
+	// overwrites the element there.
+	PatchSet PatchOperationKind = "set"
+	// PatchAdd creates or overwrites a property; on an array index it inserts before
+	// that element (the array's length, or "-", appends).
+	PatchAdd PatchOperationKind = "add"
+	// PatchReplace overwrites a value that exists; a missing path is ErrBadRequest.
+	PatchReplace PatchOperationKind = "replace"
+	// PatchRemove deletes a value that exists (an array element shifts the rest down); a
+	// missing path is ErrBadRequest.
+	PatchRemove PatchOperationKind = "remove"
+	// PatchIncrement adds Value (a JSON integer; it may be negative) to a number, or
+	// creates the field with Value when it is missing; a value that is not a number is
+	// ErrBadRequest.
+	PatchIncrement PatchOperationKind = "incr"
+)
+
+// MaxPatchOperations is Cosmos's limit on the operations of one patch.
+const MaxPatchOperations = 10
+
+// PatchOperation is one step of a partial document update.
+type PatchOperation struct {
+	Kind PatchOperationKind
+	Path string
+	// Value is the JSON to write for set, add and replace (JSON null included) and the
+	// integer to add for incr; remove takes none.
+	Value json.RawMessage
+}
+
+// PatchOptions guards a Patch.
+type PatchOptions struct {
+	// IfMatch, when set, applies the patch only to the document at that _etag.
+	IfMatch string
+	// Condition, when set, is a Cosmos filter predicate, "FROM c WHERE <predicate>", that
+	// the document as stored must satisfy or the patch fails with ErrPreconditionFailed.
+	// The cosmos store sends it to Cosmos as is; the memory store evaluates a subset
+	// (see the memory package) and refuses anything else.
+	Condition string
+}
+
+// ValidatePatch checks what a patch can be refused for without reading the document:
+// 1 to MaxPatchOperations operations of known kinds, each on a JSON-pointer path, with
+// a JSON value where the kind needs one and an integer for incr. Stores call it before
+// any I/O; its errors match ErrBadRequest.
+func ValidatePatch(ops []PatchOperation) error {
+	if len(ops) == 0 {
+		return fmt.Errorf("%w: a patch needs at least one operation", ErrBadRequest)
+	}
+	if len(ops) > MaxPatchOperations {
+		return fmt.Errorf("%w: a patch has at most %d operations, got %d", ErrBadRequest, MaxPatchOperations, len(ops))
+	}
+	for i, op := range ops {
+		if !strings.HasPrefix(op.Path, "/") || op.Path == "/" {
+			return fmt.Errorf("%w: patch operation %d: path %q is not a JSON pointer to a field", ErrBadRequest, i, op.Path)
+		}
+		switch op.Kind {
+		case PatchSet, PatchAdd, PatchReplace:
+			if len(op.Value) == 0 || !json.Valid(op.Value) {
+				return fmt.Errorf("%w: patch operation %d (%s %s): value is not JSON", ErrBadRequest, i, op.Kind, op.Path)
+			}
+		case PatchIncrement:
+			var n int64
+			if err := json.Unmarshal(op.Value, &n); err != nil {
+				return fmt.Errorf("%w: patch operation %d (incr %s): value %q is not an integer", ErrBadRequest, i, op.Path, op.Value)
+			}
+		case PatchRemove:
+			if len(op.Value) != 0 {
+				return fmt.Errorf("%w: patch operation %d (remove %s) takes no value", ErrBadRequest, i, op.Path)
+			}
+		default:
+			return fmt.Errorf("%w: patch operation %d: unknown kind %q", ErrBadRequest, i, op.Kind)
+		}
+	}
+	return nil
 }
 
 // FeedRange is an opaque slice of a container's partition-key space.

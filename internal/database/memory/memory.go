@@ -159,6 +159,72 @@ func (c *Container) Replace(ctx context.Context, pk, id string, body []byte, ifM
 	return e.item(), nil
 }
 
+// Patch applies a partial document update as Cosmos does (see database.Container.Patch).
+// opts.Condition is evaluated by the subset described at conditionSyntax; any other
+// predicate is refused with an error that matches none of the vocabulary.
+func (c *Container) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	cond, err := preparePatch(ops, opts.Condition)
+	if err != nil {
+		return database.Item{}, c.patchRefused("patch", pk, id, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return database.Item{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, status, err := c.stagePatch(c.partitions, pk, id, ops, opts.IfMatch, cond)
+	if err != nil {
+		return database.Item{}, c.opError("patch", pk, id, status, err)
+	}
+	c.commit(e)
+	return e.item(), nil
+}
+
+// preparePatch does the checks of a patch that need no document.
+func preparePatch(ops []database.PatchOperation, conditionText string) (*condition, error) {
+	if err := database.ValidatePatch(ops); err != nil {
+		return nil, err
+	}
+	if conditionText == "" {
+		return nil, nil
+	}
+	return parseCondition(conditionText)
+}
+
+// patchRefused reports a patch refused before it reached the document: malformed
+// (ErrBadRequest, as Cosmos would answer) or beyond the memory store's conditions.
+func (c *Container) patchRefused(op, pk, id string, err error) error {
+	opErr := &database.OpError{Op: op, Container: c.name, PartitionKey: pk, ID: id, Err: err}
+	if errors.Is(err, database.ErrBadRequest) {
+		opErr.Kind = database.ErrBadRequest
+	}
+	return opErr
+}
+
+// stagePatch builds the entry a patch of the live document would store, in the order
+// Cosmos checks: the document exists, If-Match, the condition, then the operations.
+func (c *Container) stagePatch(parts map[string]map[string]*entry, pk, id string, ops []database.PatchOperation, ifMatch string, cond *condition) (*entry, int, error) {
+	cur := c.lookupIn(parts, pk, id)
+	if cur == nil {
+		return nil, http.StatusNotFound, nil
+	}
+	if ifMatch != "" && cur.etag != ifMatch {
+		return nil, http.StatusPreconditionFailed, nil
+	}
+	if cond != nil && !cond.matches(cur.body) {
+		return nil, http.StatusPreconditionFailed, errors.New("the patch condition does not hold")
+	}
+	body, err := applyPatch(cur.body, ops)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	e, status, err := c.stage(parts, pk, id, body, true)
+	if err != nil {
+		return nil, status, err
+	}
+	return e, 0, nil
+}
+
 func (c *Container) Delete(ctx context.Context, pk, id, ifMatch string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -337,6 +403,18 @@ func (c *Container) Batch(ctx context.Context, pk string, ops []database.BatchOp
 				status = http.StatusOK
 			}
 			results = append(results, database.BatchResult{StatusCode: status, ETag: e.etag, Body: append([]byte(nil), e.body...)})
+		case database.BatchPatch:
+			cond, err := preparePatch(op.PatchOperations, op.Condition)
+			if err != nil {
+				return nil, c.patchRefused("batch", pk, op.ID, fmt.Errorf("batch operation %d: %w", i, err))
+			}
+			e, status, _ := c.stagePatch(staged, pk, op.ID, op.PatchOperations, op.IfMatch, cond)
+			if e == nil {
+				return fail(i, status)
+			}
+			c.lsn = e.lsn
+			c.commitTo(staged, e)
+			results = append(results, database.BatchResult{StatusCode: http.StatusOK, ETag: e.etag, Body: append([]byte(nil), e.body...)})
 		case database.BatchRead:
 			cur := staged[pk][op.ID]
 			if cur == nil {
