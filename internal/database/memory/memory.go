@@ -173,7 +173,7 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []database.Pat
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, status, err := c.stagePatch(c.partitions, pk, id, ops, opts.IfMatch, cond)
-	if err != nil {
+	if status != 0 {
 		return database.Item{}, c.opError("patch", pk, id, status, err)
 	}
 	c.commit(e)
@@ -222,7 +222,7 @@ func (c *Container) stagePatch(parts map[string]map[string]*entry, pk, id string
 	if err != nil {
 		return nil, status, err
 	}
-	return e, 0, nil
+	return e, 0, nil // status 0: staged
 }
 
 func (c *Container) Delete(ctx context.Context, pk, id, ifMatch string) error {

@@ -42,6 +42,11 @@ func Run(t *testing.T, newContainer NewContainer) {
 	t.Run("SoftDeleteAppearsInFeed", func(t *testing.T) { testSoftDelete(t, newContainer(t)) })
 	t.Run("TTLExpiry", func(t *testing.T) { testTTL(t, newContainer(t)) })
 	t.Run("FixtureRoundTrip", func(t *testing.T) { testFixtures(t, newContainer) })
+	t.Run("PatchOperations", func(t *testing.T) { testPatchOperations(t, newContainer(t)) })
+	t.Run("PatchGuards", func(t *testing.T) { testPatchGuards(t, newContainer(t)) })
+	t.Run("PatchKeepsOtherFieldsOfFixtures", func(t *testing.T) { testPatchFixtures(t, newContainer(t)) })
+	t.Run("PatchInChangeFeed", func(t *testing.T) { testPatchFeed(t, newContainer(t)) })
+	t.Run("PatchInBatch", func(t *testing.T) { testPatchInBatch(t, newContainer(t)) })
 }
 
 var seq atomic.Int64
