@@ -55,6 +55,25 @@ helpers.stripUndefined = function stripUndefined(value) {
   return value;
 };
 
+// Cosmos's = and != on values of different types (or either undefined) are
+// undefined, and != between two objects or two arrays is undefined too; a WHERE
+// drops undefined, and NOT keeps it undefined. 0.7.2 answered false for = and
+// true for != across types, so "c.x != 'y'" matched documents whose x is a
+// number, null or missing, and patch conditions along with it. See
+// https://learn.microsoft.com/azure/cosmos-db/nosql/query/equality-comparison-operators
+const jsonType = v => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+const engineEqual = helpers.equal;
+helpers.equal = (a, b) => {
+  if (a === undefined || b === undefined || jsonType(a) !== jsonType(b)) return undefined;
+  return engineEqual(a, b);
+};
+helpers.notEqual = (a, b) => {
+  const type = jsonType(a);
+  if (type === "object" || type === "array") return undefined;
+  const eq = helpers.equal(a, b);
+  return eq === undefined ? undefined : !eq;
+};
+
 builtins.STRINGEQUALS = stringPredicate("StringEquals", (a, b) => a === b);
 builtins.STARTSWITH = stringPredicate("StartsWith", (a, b) => a.startsWith(b));
 builtins.ENDSWITH = stringPredicate("EndsWith", (a, b) => a.endsWith(b));

@@ -162,3 +162,46 @@ func TestQueryPaging(t *testing.T) {
 		assert.False(t, pager.More())
 	})
 }
+
+// Cosmos compares values of different types, and two objects or arrays with !=, as
+// undefined, which a WHERE treats as false, so NOT does not turn it true either
+// (https://learn.microsoft.com/azure/cosmos-db/nosql/query/equality-comparison-operators).
+// The stock engine answered false for = and true for != across types. Patch conditions
+// ("FROM c WHERE c.x != 'y'") are evaluated by the same engine.
+func TestQueryComparisonAcrossTypesIsUndefined(t *testing.T) {
+	client := sharedClient(t)
+	c := newContainer(t, client, containerSpec{})
+	pk := azcosmos.NewPartitionKeyString("p")
+	for _, body := range []string{
+		`{"id":"str","pk":"p","v":"a","o":{"x":1},"l":[1]}`,
+		`{"id":"num","pk":"p","v":5,"o":{"x":2},"l":[2]}`,
+		`{"id":"null","pk":"p","v":null}`,
+		`{"id":"missing","pk":"p"}`,
+	} {
+		_, err := c.CreateItem(ctxT(t), pk, []byte(body), nil)
+		require.NoError(t, err)
+	}
+	tests := []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT * FROM c WHERE c.v = 'a'", []string{"str"}},
+		{"SELECT * FROM c WHERE c.v != 'b'", []string{"str"}},
+		{"SELECT * FROM c WHERE c.v <> 'b'", []string{"str"}},
+		{"SELECT * FROM c WHERE NOT (c.v = 'b')", []string{"str"}},
+		{"SELECT * FROM c WHERE c.v != 4", []string{"num"}},
+		{"SELECT * FROM c WHERE c.v = null", []string{"null"}},
+		{"SELECT * FROM c WHERE c.v != null", nil},
+		{"SELECT * FROM c WHERE c.o = {'x': 1}", []string{"str"}},
+		{"SELECT * FROM c WHERE NOT (c.o = {'x': 1})", []string{"num"}},
+		{"SELECT * FROM c WHERE c.o != {'x': 1}", nil},
+		{"SELECT * FROM c WHERE c.l != [1]", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			got, err := runQuery(t, c, tt.sql, pk, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got.ids)
+		})
+	}
+}
