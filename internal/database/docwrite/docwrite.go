@@ -1,8 +1,9 @@
-// Package docwrite is the one way either binary changes a stored document: a replace
-// under If-Match of a changed copy of the cached document, skipped when nothing changed,
-// confined to the fields the caller says it owns, and written through to the caller's
-// cache at once. How the owned fields reach the store (a whole-document Replace today, a
-// partial-document Patch later) is this package's business alone.
+// Package docwrite is the one way either binary changes a stored document: a patch of
+// the owned fields a change of a copy of the cached document touched, under If-Match on
+// the cached etag, skipped when nothing changed, confined to the fields the caller says
+// it owns, and written through to the caller's cache at once. How the owned fields reach
+// the store (a partial-document Patch, or a whole-document Replace of a fresh read when
+// the change is too large for one patch) is this package's business alone.
 package docwrite
 
 import (
@@ -88,22 +89,27 @@ type Result[P any] struct {
 }
 
 // Update applies change to a copy of cached, the document as this process's cache holds
-// it, and writes the copy back under If-Match on cached's etag, unless it encodes to the
-// same bytes (the codec keeps the original bytes of every unchanged value, so equal bytes
-// mean nothing changed and a write would only wake every reader of the document).
+// it, and writes the difference back as a Cosmos patch under If-Match on cached's etag,
+// unless the copy encodes to the same bytes (the codec keeps the original bytes of every
+// unchanged value, so equal bytes mean nothing changed and a write would only wake every
+// reader of the document).
 //
 // change may set only the owned fields: a change anywhere else is an error and nothing
 // is written, so a controller cannot drop or rewrite a field another component owns.
 // cached itself is never modified.
+//
+// The patch sets, adds or removes only the changed leaves of the owned fields (see
+// patch.go), plus cosmosMetadata.etag (cached's etag) and cosmosMetadata.instanceVersion
+// (one more than cached's), the stamps api.Document.PrepareReplace gives a Replace; no
+// other field is sent, so a field hcpsched does not know, or does not keep in its cache,
+// is never rewritten. A change that needs more operations than one patch may hold is
+// written the old way (see replaceFresh): change may therefore run twice, on cached and
+// on a fresh read of the same version, and must depend on nothing but its input.
 func (w Writer[P]) Update(ctx context.Context, cached *api.Document[P], owned Fields, change func(*api.Document[P]) error) (Result[P], error) {
 	updated := cached.DeepCopy()
 	if err := change(updated); err != nil {
 		return Result[P]{}, err
 	}
-	return w.replace(ctx, cached, updated, owned)
-}
-
-func (w Writer[P]) replace(ctx context.Context, cached, updated *api.Document[P], owned Fields) (Result[P], error) {
 	before, err := api.Encode(cached)
 	if err != nil {
 		return Result[P]{}, fmt.Errorf("encoding %s as cached: %w", cached.ResourceID, err)
@@ -118,7 +124,108 @@ func (w Writer[P]) replace(ctx context.Context, cached, updated *api.Document[P]
 	if err := confined(before, after, owned); err != nil {
 		return Result[P]{}, fmt.Errorf("writing %s: %w", cached.ResourceID, err)
 	}
-	stored, err := database.Replace(ctx, w.container, updated)
+	if cached.ETag == "" {
+		return Result[P]{}, &database.OpError{Op: "patch", Container: w.container.Name(), ID: cached.ID, PartitionKey: cached.PartitionKey, Kind: database.ErrIfMatchRequired}
+	}
+	ops, err := diffOps(before, after, owned, reflect.TypeFor[api.Document[P]]())
+	if errors.Is(err, ErrNotOwned) {
+		return Result[P]{}, fmt.Errorf("writing %s: %w", cached.ResourceID, err)
+	}
+	if err == nil && len(ops) == 0 {
+		// The encodings differ only in what means the same (a null member that is now
+		// absent): nothing to write.
+		return Result[P]{Outcome: Unchanged}, nil
+	}
+	ops = append(ops, metadataOps(cached)...)
+	if err != nil || len(ops) > database.MaxPatchOperations {
+		return w.replaceFresh(ctx, cached, owned, change)
+	}
+	item, err := w.container.Patch(ctx, cached.PartitionKey, cached.ID, ops, database.PatchOptions{IfMatch: cached.ETag})
+	switch {
+	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
+		return Result[P]{Outcome: LostRace}, nil
+	case err != nil:
+		return Result[P]{}, fmt.Errorf("patching %s in %s: %w", cached.ResourceID, w.container.Name(), err)
+	}
+	stored, err := database.DecodeItem[P](item)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("decoding %s as patched: %w", cached.ResourceID, err)
+	}
+	w.cache.Assume(stored)
+	return Result[P]{Outcome: Written, Stored: stored}, nil
+}
+
+// metadataOps stamps a patch the way PrepareReplace stamps a Replace: cosmosMetadata.etag
+// is the etag the patch is guarded by, instanceVersion one more than cached's, and a
+// resourceID or partitionKey the metadata lacks is filled in from the envelope. A
+// document without cosmosMetadata gets the whole object.
+func metadataOps[P any](cached *api.Document[P]) []database.PatchOperation {
+	const path = "/properties/cosmosMetadata"
+	next := cached.InstanceVersion() + 1
+	m := cached.Metadata()
+	if m == nil {
+		meta := api.CosmosMetadata{ResourceID: cached.ResourceID, ETag: cached.ETag, InstanceVersion: next, PartitionKey: cached.PartitionKey}
+		return []database.PatchOperation{{Kind: database.PatchSet, Path: path, Value: mustJSON(meta)}}
+	}
+	ops := []database.PatchOperation{
+		{Kind: database.PatchSet, Path: path + "/etag", Value: mustJSON(cached.ETag)},
+		{Kind: database.PatchSet, Path: path + "/instanceVersion", Value: mustJSON(next)},
+	}
+	if m.ResourceID == "" && cached.ResourceID != "" {
+		ops = append(ops, database.PatchOperation{Kind: database.PatchSet, Path: path + "/resourceID", Value: mustJSON(cached.ResourceID)})
+	}
+	if m.PartitionKey == "" && cached.PartitionKey != "" {
+		ops = append(ops, database.PatchOperation{Kind: database.PatchSet, Path: path + "/partitionKey", Value: mustJSON(cached.PartitionKey)})
+	}
+	return ops
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("docwrite: encoding %T cannot fail: %v", v, err))
+	}
+	return b
+}
+
+// replaceFresh writes a change too large for one patch: it point-reads the whole
+// document (decoded with every field, known or not), refuses it as a lost race unless it
+// is the version cached was (so change decides on the same input), applies change to it
+// and replaces it under If-Match. It costs a read more than a patch, and only changes
+// of many owned leaves at once take it.
+func (w Writer[P]) replaceFresh(ctx context.Context, cached *api.Document[P], owned Fields, change func(*api.Document[P]) error) (Result[P], error) {
+	item, err := w.container.Get(ctx, cached.PartitionKey, cached.ID)
+	switch {
+	case errors.Is(err, database.ErrNotFound):
+		return Result[P]{Outcome: LostRace}, nil
+	case err != nil:
+		return Result[P]{}, fmt.Errorf("reading %s from %s to replace it: %w", cached.ResourceID, w.container.Name(), err)
+	}
+	if item.ETag != cached.ETag {
+		return Result[P]{Outcome: LostRace}, nil
+	}
+	fresh, err := database.DecodeItem[P](item)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("decoding %s as read: %w", cached.ResourceID, err)
+	}
+	before, err := api.Encode(fresh)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("encoding %s as read: %w", cached.ResourceID, err)
+	}
+	if err := change(fresh); err != nil {
+		return Result[P]{}, err
+	}
+	after, err := api.Encode(fresh)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("encoding %s as changed: %w", cached.ResourceID, err)
+	}
+	if bytes.Equal(before, after) {
+		return Result[P]{Outcome: Unchanged}, nil
+	}
+	if err := confined(before, after, owned); err != nil {
+		return Result[P]{}, fmt.Errorf("writing %s: %w", cached.ResourceID, err)
+	}
+	stored, err := database.Replace(ctx, w.container, fresh)
 	switch {
 	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
 		return Result[P]{Outcome: LostRace}, nil

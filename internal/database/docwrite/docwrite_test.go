@@ -1,6 +1,7 @@
 package docwrite
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,20 +34,26 @@ func (c *recordingCache[P]) Assume(d *api.Document[P]) {
 	c.assumed = append(c.assumed, d)
 }
 
-// countingContainer counts the requests that reach the store and can fail the next
-// Replace or Create with a given error.
+// countingContainer counts the requests that reach the store, remembers the patches
+// sent, and can fail the next request of a kind with a given error.
 type countingContainer struct {
 	database.Container
 	mu       sync.Mutex
 	replaces int
 	creates  int
+	patches  int
+	gets     int
+	sent     [][]database.PatchOperation
+	guards   []database.PatchOptions
 	failWith error
+	// failPatchWith, failGetWith and failReplaceWith fail only that kind of request.
+	failPatchWith, failGetWith, failReplaceWith error
 }
 
 func (c *countingContainer) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
 	c.mu.Lock()
 	c.replaces++
-	err := c.failWith
+	err := cmp.Or(c.failWith, c.failReplaceWith)
 	c.mu.Unlock()
 	if err != nil {
 		return database.Item{}, err
@@ -63,6 +70,30 @@ func (c *countingContainer) Create(ctx context.Context, pk string, body []byte) 
 		return database.Item{}, err
 	}
 	return c.Container.Create(ctx, pk, body)
+}
+
+func (c *countingContainer) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	c.mu.Lock()
+	c.patches++
+	c.sent = append(c.sent, ops)
+	c.guards = append(c.guards, opts)
+	err := cmp.Or(c.failWith, c.failPatchWith)
+	c.mu.Unlock()
+	if err != nil {
+		return database.Item{}, err
+	}
+	return c.Container.Patch(ctx, pk, id, ops, opts)
+}
+
+func (c *countingContainer) Get(ctx context.Context, pk, id string) (database.Item, error) {
+	c.mu.Lock()
+	c.gets++
+	err := c.failGetWith
+	c.mu.Unlock()
+	if err != nil {
+		return database.Item{}, err
+	}
+	return c.Container.Get(ctx, pk, id)
 }
 
 type world struct {
@@ -112,11 +143,11 @@ func TestUpdate(t *testing.T) {
 		name   string
 		owned  Fields
 		change func(*api.ManagementCluster) error
-		// storeErr fails the Replace that reaches the store.
+		// storeErr fails the Patch that reaches the store.
 		storeErr    error
 		wantOutcome Outcome
 		wantErr     error
-		// wantRequest: a Replace reached the store.
+		// wantRequest: a Patch reached the store.
 		wantRequest bool
 	}{
 		{
@@ -136,7 +167,7 @@ func TestUpdate(t *testing.T) {
 			name:        "412: another writer was first",
 			owned:       ready,
 			change:      setCondition(api.ConditionFalse, api.ManagementClusterReasonRegistrationIncomplete),
-			storeErr:    &database.OpError{Op: "replace", Kind: database.ErrPreconditionFailed},
+			storeErr:    &database.OpError{Op: "patch", Kind: database.ErrPreconditionFailed},
 			wantOutcome: LostRace,
 			wantRequest: true,
 		},
@@ -144,7 +175,7 @@ func TestUpdate(t *testing.T) {
 			name:        "404: the document went away",
 			owned:       ready,
 			change:      setCondition(api.ConditionFalse, api.ManagementClusterReasonRegistrationIncomplete),
-			storeErr:    &database.OpError{Op: "replace", Kind: database.ErrNotFound},
+			storeErr:    &database.OpError{Op: "patch", Kind: database.ErrNotFound},
 			wantOutcome: LostRace,
 			wantRequest: true,
 		},
@@ -188,7 +219,8 @@ func TestUpdate(t *testing.T) {
 			after, encErr := api.Encode(w.cached)
 			require.NoError(t, encErr)
 			assert.Equal(t, string(before), string(after), "the cached document is never modified")
-			assert.Equal(t, tc.wantRequest, w.fleet.replaces == 1, "a Replace reached the store")
+			assert.Equal(t, tc.wantRequest, w.fleet.patches == 1, "a Patch reached the store")
+			assert.Zero(t, w.fleet.replaces, "a change of a few fields is never a Replace")
 			if tc.wantErr != nil {
 				if errors.Is(tc.wantErr, ErrNotOwned) {
 					require.ErrorIs(t, err, ErrNotOwned)
@@ -225,7 +257,7 @@ func TestUpdateReportsOtherStoreErrors(t *testing.T) {
 		d.Properties.Spec.SchedulingPolicy = api.Unschedulable
 		return nil
 	})
-	require.ErrorContains(t, err, "replacing "+w.cached.ResourceID+" in Fleet: connection reset")
+	require.ErrorContains(t, err, "patching "+w.cached.ResourceID+" in Fleet: connection reset")
 	assert.Empty(t, w.cache.assumed)
 }
 
