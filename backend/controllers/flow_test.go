@@ -720,6 +720,39 @@ func (f *faults) Replace(ctx context.Context, pk, id string, body []byte, ifMatc
 	return f.Container.Replace(ctx, pk, id, body, ifMatch)
 }
 
+// Patch injects the faults of Replace into docwrite's patches: 412s on scheduling
+// documents, and crashes before a patch that writes an SPC's intent.
+func (f *faults) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	stored, err := f.Container.Get(ctx, pk, id)
+	if err != nil {
+		return f.Container.Patch(ctx, pk, id, ops, opts)
+	}
+	_, _, resourceType := api.Identify(stored.Body)
+	switch {
+	case strings.EqualFold(resourceType, api.ManagementClusterSchedulingResourceType) && f.roll(f.conflict):
+		return database.Item{}, &database.OpError{Op: "patch", Container: f.Name(), ID: id, StatusCode: 412, Kind: database.ErrPreconditionFailed}
+	case strings.EqualFold(resourceType, api.ServiceProviderClusterResourceType):
+		writesIntent := false
+		for _, op := range ops {
+			if strings.HasPrefix(op.Path, "/properties/spec") && strings.Contains(string(op.Value), "managementclusters") {
+				writesIntent = true
+			}
+		}
+		if writesIntent && f.roll(f.crash) {
+			return database.Item{}, errCrash
+		}
+		item, err := f.Container.Patch(ctx, pk, id, ops, opts)
+		if err == nil {
+			if spc, decErr := api.Decode[api.ServiceProviderClusterProperties](item.Body); decErr == nil && spc.Properties.IntendedManagementCluster() != "" && writesIntent {
+				rid, _ := spc.ParsedResourceID()
+				f.specWritten(rid.Parent().Key(), spc.Properties.IntendedManagementCluster())
+			}
+		}
+		return item, err
+	}
+	return f.Container.Patch(ctx, pk, id, ops, opts)
+}
+
 // TestConcurrentPlacement runs two backend replicas, each with 20 placement workers,
 // against one store with tight capacity, injected 412s and crashes between the
 // reservation and the spec write. Afterwards no MC is committed past its ceiling, every

@@ -304,15 +304,15 @@ func leavesDeletingClustersAlone(t *testing.T, def controller.Definition[Env]) {
 const foreignWritesKey = "testForeignWrites"
 
 // contendedContainer makes every write the controllers attempt lose a race, once: before
-// each Replace whose previous attempt on the same document went through, another writer
+// each Replace or Patch whose previous attempt on the same document went through, another writer
 // changes the document (bumping instanceVersion, so the change feed carries it), and the
-// Replace gets a real 412; before each Create another writer creates the same document,
+// write gets a real 412; before each Create another writer creates the same document,
 // and the Create gets a real 409.
 type contendedContainer struct {
 	database.Container
 
 	mu sync.Mutex
-	// lost is true for documents whose last Replace was made to lose.
+	// lost is true for documents whose last Replace or Patch was made to lose.
 	lost map[string]bool
 	// replaceConflicts and createConflicts count the lost writes per document id.
 	replaceConflicts map[string]int
@@ -328,19 +328,36 @@ func (w *world) contend() *contendedContainer {
 }
 
 func (c *contendedContainer) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+	if err := c.contend(ctx, pk, id); err != nil {
+		return database.Item{}, err
+	}
+	return c.Container.Replace(ctx, pk, id, body, ifMatch)
+}
+
+// Patch contends as Replace does: docwrite writes owned fields as patches.
+func (c *contendedContainer) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	if err := c.contend(ctx, pk, id); err != nil {
+		return database.Item{}, err
+	}
+	return c.Container.Patch(ctx, pk, id, ops, opts)
+}
+
+// contend makes every other write of a document lose, by another writer's write first.
+func (c *contendedContainer) contend(ctx context.Context, pk, id string) error {
 	c.mu.Lock()
 	contend := !c.lost[id]
 	c.lost[id] = contend
 	c.mu.Unlock()
-	if contend {
-		if err := c.foreignReplace(ctx, pk, id); err != nil {
-			return database.Item{}, err
-		}
-		c.mu.Lock()
-		c.replaceConflicts[id]++
-		c.mu.Unlock()
+	if !contend {
+		return nil
 	}
-	return c.Container.Replace(ctx, pk, id, body, ifMatch)
+	if err := c.foreignReplace(ctx, pk, id); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.replaceConflicts[id]++
+	c.mu.Unlock()
+	return nil
 }
 
 func (c *contendedContainer) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {

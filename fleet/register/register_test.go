@@ -177,7 +177,7 @@ func TestRegisterValidates(t *testing.T) {
 }
 
 // racingStore lets another writer change the document just before register's first
-// replace, so that replace fails with 412 and register must read again.
+// replace or patch, so that write fails with 412 and register must read again.
 type racingStore struct {
 	database.Store
 	raced atomic.Bool
@@ -193,16 +193,30 @@ type racingContainer struct {
 }
 
 func (c *racingContainer) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
-	if !c.store.raced.Swap(true) {
-		cur, err := c.Container.Get(ctx, pk, id)
-		if err != nil {
-			return database.Item{}, err
-		}
-		if _, err := c.Container.Replace(ctx, pk, id, cur.Body, cur.ETag); err != nil {
-			return database.Item{}, err
-		}
+	if err := c.race(ctx, pk, id); err != nil {
+		return database.Item{}, err
 	}
 	return c.Container.Replace(ctx, pk, id, body, ifMatch)
+}
+
+// Patch races as Replace does: docwrite writes owned fields as patches.
+func (c *racingContainer) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	if err := c.race(ctx, pk, id); err != nil {
+		return database.Item{}, err
+	}
+	return c.Container.Patch(ctx, pk, id, ops, opts)
+}
+
+func (c *racingContainer) race(ctx context.Context, pk, id string) error {
+	if c.store.raced.Swap(true) {
+		return nil
+	}
+	cur, err := c.Container.Get(ctx, pk, id)
+	if err != nil {
+		return err
+	}
+	_, err = c.Container.Replace(ctx, pk, id, cur.Body, cur.ETag)
+	return err
 }
 
 func TestRegisterRetriesALostRace(t *testing.T) {

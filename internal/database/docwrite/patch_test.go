@@ -462,12 +462,12 @@ func TestUpdateOfMoreThanTenOperationsReplacesAFreshRead(t *testing.T) {
 		return nil
 	}
 	tests := []struct {
-		name string
+		name                 string
 		failGet, failReplace error
 		// stale: the document is written after it was cached.
-		stale bool
-		wantOutcome         Outcome
-		wantReplaces        int
+		stale        bool
+		wantOutcome  Outcome
+		wantReplaces int
 	}{
 		{name: "the fresh read is the cached version: replaced", wantOutcome: Written, wantReplaces: 1},
 		{name: "the document changed since it was cached", stale: true, wantOutcome: LostRace},

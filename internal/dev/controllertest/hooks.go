@@ -12,8 +12,10 @@ import (
 )
 
 // Hooks sit between the controllers and the store (New(t, WithStore(hooks.Wrap))): they
-// run a test's function just before the next Replace, record every Replace and Create
-// that reaches the store, and count point reads. The zero value is ready to use.
+// run a test's function just before the next Replace or Patch, record every Replace,
+// Patch and Create that reaches the store, and count point reads. A Patch counts as a
+// replace here: it is how docwrite replaces the owned fields of a document. The zero
+// value is ready to use.
 type Hooks struct {
 	// inflight is held (shared) by every write from the store call until it is
 	// recorded, so that Writes never misses a write that has already reached the store.
@@ -25,31 +27,36 @@ type Hooks struct {
 	gets     map[string]int // point reads by container
 }
 
-// RecordedWrite is one Replace or Create that reached the store.
+// RecordedWrite is one Replace, Patch or Create that reached the store.
 type RecordedWrite struct {
 	Container string
-	Body      []byte
-	Err       error
+	// Body is the document a Replace or Create sent, or the document as a successful
+	// Patch left it (nil when the Patch failed).
+	Body []byte
+	// Patch is the operations of a Patch; nil for a Replace or Create.
+	Patch []database.PatchOperation
+	Err   error
 }
 
 // Wrap returns s with every container it opens hooked; pass it to WithStore.
 func (h *Hooks) Wrap(s database.Store) database.Store { return hookedStore{Store: s, hooks: h} }
 
-// BeforeNextReplace runs f once, just before the next Replace reaches the store.
+// BeforeNextReplace runs f once, just before the next Replace or Patch reaches the store.
 func (h *Hooks) BeforeNextReplace(f func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.before = f
 }
 
-// LoseNextReplace makes the next Replace lose an etag race: just before it reaches the
+// LoseNextReplace makes the next Replace or Patch lose an etag race: just before it reaches the
 // store, another writer applies edits to the stored document (see Kit.ReplaceStored).
 // For unit tests, whose reconciles run on the test's goroutine.
 func (h *Hooks) LoseNextReplace(t testing.TB, k *Kit, container string, rid *api.ResourceID, edits ...Edit) {
 	h.BeforeNextReplace(func() { k.ReplaceStored(t, container, rid, edits...) })
 }
 
-// Writes returns the Replaces and Creates that reached the store so far, in order.
+// Writes returns the Replaces (and Patches) and Creates that reached the store so far,
+// in order.
 func (h *Hooks) Writes() (replaces, creates []RecordedWrite) {
 	h.inflight.Lock()
 	defer h.inflight.Unlock()
@@ -58,7 +65,7 @@ func (h *Hooks) Writes() (replaces, creates []RecordedWrite) {
 	return append([]RecordedWrite(nil), h.replaces...), append([]RecordedWrite(nil), h.creates...)
 }
 
-// SuccessfulReplaces counts the Replaces the store applied.
+// SuccessfulReplaces counts the Replaces and Patches the store applied.
 func (h *Hooks) SuccessfulReplaces() int {
 	replaces, _ := h.Writes()
 	n := 0
@@ -70,7 +77,7 @@ func (h *Hooks) SuccessfulReplaces() int {
 	return n
 }
 
-// RequireLostRace checks that the one Replace so far failed with 412.
+// RequireLostRace checks that the one Replace or Patch so far failed with 412.
 func (h *Hooks) RequireLostRace(t testing.TB) {
 	t.Helper()
 	replaces, _ := h.Writes()
@@ -99,7 +106,7 @@ type hookedContainer struct {
 	hooks *Hooks
 }
 
-func (c *hookedContainer) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+func (c *hookedContainer) runBefore() {
 	h := c.hooks
 	h.mu.Lock()
 	before := h.before
@@ -108,11 +115,32 @@ func (c *hookedContainer) Replace(ctx context.Context, pk, id string, body []byt
 	if before != nil {
 		before()
 	}
+}
+
+func (c *hookedContainer) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+	h := c.hooks
+	c.runBefore()
 	h.inflight.RLock()
 	defer h.inflight.RUnlock()
 	item, err := c.Container.Replace(ctx, pk, id, body, ifMatch)
 	h.mu.Lock()
 	h.replaces = append(h.replaces, RecordedWrite{Container: c.Name(), Body: body, Err: err})
+	h.mu.Unlock()
+	return item, err
+}
+
+func (c *hookedContainer) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	h := c.hooks
+	c.runBefore()
+	h.inflight.RLock()
+	defer h.inflight.RUnlock()
+	item, err := c.Container.Patch(ctx, pk, id, ops, opts)
+	var body []byte
+	if err == nil {
+		body = item.Body
+	}
+	h.mu.Lock()
+	h.replaces = append(h.replaces, RecordedWrite{Container: c.Name(), Body: body, Patch: ops, Err: err})
 	h.mu.Unlock()
 	return item, err
 }

@@ -69,8 +69,8 @@ type store struct{ database.Store }
 
 func (s store) Container(name string) database.Container { return Wrap(s.Store.Container(name)) }
 
-// Wrap returns c recording into Default every field that a successful Create, Replace
-// or Batch changes, credited to the controller named in the write's ctx. A write whose ctx
+// Wrap returns c recording into Default every field that a successful Create, Replace,
+// Patch or Batch changes, credited to the controller named in the write's ctx. A write whose ctx
 // names no controller is recorded as such, and Check reports it: wrap only what
 // controllers write through, and seed tests through the unwrapped container.
 func Wrap(c database.Container) database.Container {
@@ -100,6 +100,18 @@ func (c *container) Replace(ctx context.Context, pk, id string, body []byte, ifM
 	item, err := c.Container.Replace(ctx, pk, id, body, ifMatch)
 	if err == nil && getErr == nil && before.ETag == ifMatch {
 		c.record(ctx, before.Body, body)
+	}
+	return item, err
+}
+
+func (c *container) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	// As for Replace: the version read first is what the patch changed only when the
+	// patch was guarded on it (or, unguarded, nothing else wrote in between; tests that
+	// record do not race foreign writers against unguarded patches).
+	before, getErr := c.Container.Get(ctx, pk, id)
+	item, err := c.Container.Patch(ctx, pk, id, ops, opts)
+	if err == nil && getErr == nil && (opts.IfMatch == "" || before.ETag == opts.IfMatch) {
+		c.record(ctx, before.Body, item.Body)
 	}
 	return item, err
 }

@@ -76,6 +76,12 @@ func (c *countingContainer) Replace(ctx context.Context, pk, id string, body []b
 	return it, err
 }
 
+func (c *countingContainer) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	it, err := c.Container.Patch(ctx, pk, id, ops, opts)
+	c.count(cosmos.OperationPatch, 200, err)
+	return it, err
+}
+
 func (c *countingContainer) Delete(ctx context.Context, pk, id, ifMatch string) error {
 	err := c.Container.Delete(ctx, pk, id, ifMatch)
 	c.count(cosmos.OperationDelete, 204, err)
