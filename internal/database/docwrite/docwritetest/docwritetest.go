@@ -331,3 +331,79 @@ func join(path, key string) string {
 	}
 	return path + "." + key
 }
+
+// OwnedDifferences lists the owned fields whose value in after is not their value in
+// want, compared by meaning (a null member is an absent one): want is what the change
+// made of a full decode of the document before the write.
+func OwnedDifferences(want, after []byte, owned []string) ([]string, error) {
+	var w, a any
+	if err := decodeUseNumber(want, &w); err != nil {
+		return nil, fmt.Errorf("want: %w", err)
+	}
+	if err := decodeUseNumber(after, &a); err != nil {
+		return nil, fmt.Errorf("after: %w", err)
+	}
+	var diffs []string
+	for _, o := range owned {
+		path, typ, isCondition := strings.Cut(o, "[")
+		wv, av := at(w, path), at(a, path)
+		if isCondition {
+			typ = strings.TrimSuffix(typ, "]")
+			wv, av = conditionOf(wv, typ), conditionOf(av, typ)
+		}
+		if !reflect.DeepEqual(withoutNulls(wv), withoutNulls(av)) {
+			wb, _ := json.Marshal(wv)
+			ab, _ := json.Marshal(av)
+			diffs = append(diffs, fmt.Sprintf("%s: is %s, want %s", o, ab, wb))
+		}
+	}
+	return diffs, nil
+}
+
+func decodeUseNumber(b []byte, v *any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// at is the value at a dotted path, nil where there is none.
+func at(v any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func conditionOf(list any, typ string) any {
+	l, _ := list.([]any)
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok && m["type"] == typ {
+			return e
+		}
+	}
+	return nil
+}
+
+func withoutNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
+}
