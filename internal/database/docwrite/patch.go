@@ -3,6 +3,7 @@ package docwrite
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -54,92 +55,97 @@ func diffOps(before, after []byte, owned Fields, root reflect.Type) ([]database.
 	return ops, nil
 }
 
-// node is one JSON value of a parsed document, with its raw bytes.
+// node is one JSON value of a document, with its raw bytes. Its members are split out
+// only when asked for (parse): the codec keeps the bytes of every unchanged value, so
+// most subtrees compare equal byte for byte and are never taken apart.
 type node struct {
 	raw  json.RawMessage
-	kind byte // '{', '[', or 's' for a scalar (string, number, true, false); 'n' for null
-	// keys is an object's keys in document order, obj its members.
-	keys []string
-	obj  map[string]*node
-	arr  []*node
+	kind byte // '{', '[', 's' for a string, number or boolean, 'n' for null
+	// keys is an object's keys, sorted, obj its members; arr an array's elements.
+	parsed bool
+	keys   []string
+	obj    map[string]*node
+	arr    []*node
 }
 
 func parseNode(raw json.RawMessage) (*node, error) {
 	raw = bytes.TrimSpace(raw)
-	n := &node{raw: raw}
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("empty JSON value")
 	}
+	n := &node{raw: raw}
 	switch raw[0] {
-	case '{':
-		n.kind = '{'
-		n.obj = map[string]*node{}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if _, err := dec.Token(); err != nil {
-			return nil, err
-		}
-		for dec.More() {
-			t, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			key, ok := t.(string)
-			if !ok {
-				return nil, fmt.Errorf("object key %v is not a string", t)
-			}
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return nil, fmt.Errorf("field %q: %w", key, err)
-			}
-			child, err := parseNode(v)
-			if err != nil {
-				return nil, fmt.Errorf("field %q: %w", key, err)
-			}
-			if _, seen := n.obj[key]; !seen {
-				n.keys = append(n.keys, key)
-			}
-			n.obj[key] = child
-		}
-	case '[':
-		n.kind = '['
-		var elems []json.RawMessage
-		if err := json.Unmarshal(raw, &elems); err != nil {
-			return nil, err
-		}
-		for i, e := range elems {
-			child, err := parseNode(e)
-			if err != nil {
-				return nil, fmt.Errorf("element %d: %w", i, err)
-			}
-			n.arr = append(n.arr, child)
-		}
+	case '{', '[':
+		n.kind = raw[0]
 	case 'n':
 		n.kind = 'n'
 	default:
-		if !json.Valid(raw) {
-			return nil, fmt.Errorf("invalid JSON value %q", raw)
-		}
 		n.kind = 's'
 	}
 	return n, nil
+}
+
+// parse splits an object or array into its members, once.
+func (n *node) parse() error {
+	if n.parsed || (n.kind != '{' && n.kind != '[') {
+		return nil
+	}
+	n.parsed = true
+	if n.kind == '{' {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(n.raw, &members); err != nil {
+			return err
+		}
+		n.obj = make(map[string]*node, len(members))
+		for k, v := range members {
+			child, err := parseNode(v)
+			if err != nil {
+				return fmt.Errorf("field %q: %w", k, err)
+			}
+			n.obj[k] = child
+			n.keys = append(n.keys, k)
+		}
+		slices.Sort(n.keys)
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(n.raw, &elems); err != nil {
+		return err
+	}
+	n.arr = make([]*node, len(elems))
+	for i, e := range elems {
+		child, err := parseNode(e)
+		if err != nil {
+			return fmt.Errorf("element %d: %w", i, err)
+		}
+		n.arr[i] = child
+	}
+	return nil
 }
 
 // isNull: absent (nil) and JSON null mean the same, as confined compares them.
 func (n *node) isNull() bool { return n == nil || n.kind == 'n' }
 
 // equal compares two values by meaning: numbers by their decimal text, a null member
-// the same as an absent one, as confined does.
-func equal(a, b *node) bool {
+// the same as an absent one, as confined does. Equal bytes are equal at once.
+func (d *differ) equal(a, b *node) bool {
 	if a.isNull() || b.isNull() {
 		return a.isNull() && b.isNull()
 	}
+	if bytes.Equal(a.raw, b.raw) {
+		return true
+	}
 	if a.kind != b.kind {
+		return false
+	}
+	if err := errors.Join(a.parse(), b.parse()); err != nil {
+		d.fail(err)
 		return false
 	}
 	switch a.kind {
 	case '{':
 		for _, k := range a.keys {
-			if !equal(a.obj[k], b.obj[k]) {
+			if !d.equal(a.obj[k], b.obj[k]) {
 				return false
 			}
 		}
@@ -154,13 +160,10 @@ func equal(a, b *node) bool {
 			return false
 		}
 		for i := range a.arr {
-			if !equal(a.arr[i], b.arr[i]) {
+			if !d.equal(a.arr[i], b.arr[i]) {
 				return false
 			}
 		}
-		return true
-	}
-	if bytes.Equal(a.raw, b.raw) {
 		return true
 	}
 	var va, vb any
@@ -188,7 +191,7 @@ func (d *differ) diff(path string, ptr []string, a, b *node, inOwned bool) []dat
 		}
 	}
 	switch {
-	case equal(a, b):
+	case d.equal(a, b):
 		return nil
 	case b == nil:
 		return []database.PatchOperation{{Kind: database.PatchRemove, Path: pointer(ptr)}}
@@ -196,6 +199,10 @@ func (d *differ) diff(path string, ptr []string, a, b *node, inOwned bool) []dat
 		// Appeared, changed kind, or a changed scalar: the store holds nothing of b's
 		// shape there that a set could lose.
 		return []database.PatchOperation{set(ptr, b)}
+	}
+	if err := errors.Join(a.parse(), b.parse()); err != nil {
+		d.fail(err)
+		return nil
 	}
 	var ops []database.PatchOperation
 	if b.kind == '{' {
@@ -227,14 +234,14 @@ func (d *differ) arrayOps(path string, ptr []string, a, b *node, inOwned bool) [
 			ops = append(ops, d.diff(path, appendSeg(ptr, strconv.Itoa(i)), a.arr[i], b.arr[i], inOwned)...)
 		}
 		return ops
-	case len(b.arr) > len(a.arr) && equalElems(a.arr, b.arr[:len(a.arr)]):
+	case len(b.arr) > len(a.arr) && d.equalElems(a.arr, b.arr[:len(a.arr)]):
 		var ops []database.PatchOperation
 		for _, e := range b.arr[len(a.arr):] {
 			ops = append(ops, database.PatchOperation{Kind: database.PatchAdd, Path: pointer(appendSeg(ptr, "-")), Value: e.raw})
 		}
 		return ops
 	case len(b.arr) == len(a.arr)-1:
-		if i, ok := removedIndex(a.arr, b.arr); ok {
+		if i, ok := d.removedIndex(a.arr, b.arr); ok {
 			return []database.PatchOperation{{Kind: database.PatchRemove, Path: pointer(appendSeg(ptr, strconv.Itoa(i)))}}
 		}
 	}
@@ -251,7 +258,7 @@ func (d *differ) arrayOps(path string, ptr []string, a, b *node, inOwned bool) [
 // stay true), then per-element changes, then appends.
 func (d *differ) conditionOps(path string, ptr []string, a, b *node, types []string) []database.PatchOperation {
 	switch {
-	case equal(a, b):
+	case d.equal(a, b):
 		return nil
 	case a.isNull():
 		// No list yet: every element of the new one is owned.
@@ -260,6 +267,10 @@ func (d *differ) conditionOps(path string, ptr []string, a, b *node, types []str
 		return []database.PatchOperation{{Kind: database.PatchRemove, Path: pointer(ptr)}}
 	case a.kind != '[' || b.kind != '[':
 		d.fail(fmt.Errorf("%s: a condition list that is not a list", path))
+		return nil
+	}
+	if err := errors.Join(a.parse(), b.parse()); err != nil {
+		d.fail(err)
 		return nil
 	}
 	present := map[string]bool{}
@@ -300,7 +311,7 @@ func (d *differ) conditionOps(path string, ptr []string, a, b *node, types []str
 }
 
 func conditionType(n *node) string {
-	if n == nil || n.kind != '{' {
+	if n == nil || n.kind != '{' || n.parse() != nil {
 		return ""
 	}
 	t := n.obj["type"]
@@ -349,9 +360,9 @@ func isIndex(s string) bool {
 	return err == nil
 }
 
-func equalElems(a, b []*node) bool {
+func (d *differ) equalElems(a, b []*node) bool {
 	for i := range a {
-		if !equal(a[i], b[i]) {
+		if !d.equal(a[i], b[i]) {
 			return false
 		}
 	}
@@ -359,12 +370,12 @@ func equalElems(a, b []*node) bool {
 }
 
 // removedIndex finds the one element of a that b lacks.
-func removedIndex(a, b []*node) (int, bool) {
+func (d *differ) removedIndex(a, b []*node) (int, bool) {
 	i := 0
-	for i < len(b) && equal(a[i], b[i]) {
+	for i < len(b) && d.equal(a[i], b[i]) {
 		i++
 	}
-	return i, equalElems(a[i+1:], b[i:])
+	return i, d.equalElems(a[i+1:], b[i:])
 }
 
 func set(ptr []string, v *node) database.PatchOperation {

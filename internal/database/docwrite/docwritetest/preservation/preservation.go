@@ -124,7 +124,9 @@ func runFixture(t *testing.T, c database.Container, f arohcp.Fixture, lean bool,
 		}
 		outcome, want, err := w.apply(ctx, c, before, lean)
 		if counter != nil {
-			t.Logf("write %d, %s's: %s", n+1, w.Controller, counter.take())
+			sent := counter.take()
+			t.Logf("write %d, %s's: %s; %d bytes of operations against a %d-byte document (%.3f)",
+				n+1, w.Controller, sent, sent.patchBytes, len(before.Body), float64(sent.patchBytes)/float64(len(before.Body)))
 		}
 		require.NoError(t, err, "%s's write", w.Controller)
 		require.Equal(t, docwrite.Written, outcome, "%s's write", w.Controller)
@@ -151,12 +153,16 @@ type counting struct {
 
 type writeCount struct {
 	patchOps       []int
+	patchBytes     int
 	gets, replaces int
 }
 
 func (c *counting) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
 	c.mu.Lock()
 	c.patchOps = append(c.patchOps, len(ops))
+	for _, op := range ops {
+		c.patchBytes += len(op.Kind) + len(op.Path) + len(op.Value)
+	}
 	c.mu.Unlock()
 	return c.Container.Patch(ctx, pk, id, ops, opts)
 }
