@@ -68,14 +68,69 @@ func renderChart(runs []Run) string {
 		s.close()
 		return s.String()
 	}
-	s.open(chartWidth, chartHeight)
+	var tables []costTable
+	if measuredCost(runs) {
+		tables = costTables(runs)
+	}
+	s.open(chartWidth, chartHeight+tablesHeight(tables))
 	s.text(chartWidth/2, titleY, "middle", `font-size="18" font-weight="bold"`, chartTitle(runs))
 	legend(&s, runs)
 	cumulativePanel(&s, runs, 0)
 	latencyPanel(&s, runs, panelWidth)
 	throughputPanel(&s, runs, 2*panelWidth)
+	costPanels(&s, tables, chartHeight)
 	s.close()
 	return s.String()
+}
+
+// Geometry of the cost tables under the panels, one after the other.
+const (
+	tableRowHeight = 16
+	tableGap       = 28 // above each table's title
+	tableLeft      = 20
+	tableCellPad   = 18
+)
+
+func tablesHeight(tables []costTable) int {
+	h := 0
+	for _, t := range tables {
+		h += tableGap + tableRowHeight*(2+max(len(t.rows), 1))
+	}
+	return h
+}
+
+// costPanels draws each cost figure as a table below the panels, starting at top: a
+// title, a header row and a row per entry, columns sized to their widest cell.
+func costPanels(s *svg, tables []costTable, top int) {
+	y := float64(top)
+	for i, t := range tables {
+		s.raw(fmt.Sprintf(`<g id="cost-%d">`, i))
+		y += tableGap
+		s.text(tableLeft, y, "start", `font-size="14" font-weight="bold"`, t.title)
+		widths := make([]float64, len(t.header))
+		for _, row := range append([][]string{t.header}, t.rows...) {
+			for j, cell := range row {
+				widths[j] = max(widths[j], charWidth*float64(len([]rune(cell)))+tableCellPad)
+			}
+		}
+		rows := append([][]string{t.header}, t.rows...)
+		if len(t.rows) == 0 {
+			rows = append(rows, []string{"(none)"})
+		}
+		for r, row := range rows {
+			y += tableRowHeight
+			x := float64(tableLeft)
+			attrs := ""
+			if r == 0 {
+				attrs = `font-weight="bold" fill="#444"`
+			}
+			for j, cell := range row {
+				s.text(x, y, "start", attrs, cell)
+				x += widths[j]
+			}
+		}
+		s.raw(`</g>`)
+	}
 }
 
 // chartTitle names the scenario's size and the emulator's injected latency, the two
