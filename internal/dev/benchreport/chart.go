@@ -133,26 +133,37 @@ func costPanels(s *svg, tables []costTable, top int) {
 	}
 }
 
-// chartTitle names the scenario's size and the emulator's injected latency, the two
-// inputs a reader needs before comparing the panels.
+// chartTitle names the scenario's size and the latency each store's requests carried
+// (the emulator's added latency, the memory store's modelled one), the inputs a reader
+// needs before comparing the panels.
 func chartTitle(runs []Run) string {
 	var mcs, clusters []string
-	var added []string
+	var emulator, memory []string
 	for _, r := range runs {
 		mcs = appendUnique(mcs, groupThousands(r.ManagementClusters))
 		clusters = appendUnique(clusters, groupThousands(r.Clusters))
-		if r.Store == "emulator" || r.AddedLatency > 0 {
-			added = appendUnique(added, r.AddedLatency.String())
+		switch {
+		case r.Store == "emulator":
+			emulator = appendUnique(emulator, r.AddedLatency.String())
+		case r.AddedLatency > 0:
+			memory = appendUnique(memory, r.AddedLatency.String())
 		}
 	}
 	title := fmt.Sprintf("hcpsched placement benchmark: %s management clusters, %s clusters per run",
 		strings.Join(mcs, "/"), strings.Join(clusters, "/"))
+	var parts []string
+	if len(memory) > 0 {
+		parts = append(parts, "memory store models "+strings.Join(memory, "/")+" per request")
+	}
 	switch {
-	case len(added) == 0:
-	case len(added) == 1 && added[0] == time.Duration(0).String():
-		title += "; emulator adds no latency"
+	case len(emulator) == 0:
+	case len(emulator) == 1 && emulator[0] == time.Duration(0).String():
+		parts = append(parts, "emulator adds no latency")
 	default:
-		title += "; emulator adds " + strings.Join(added, "/") + " per request"
+		parts = append(parts, "emulator adds "+strings.Join(emulator, "/")+" per request")
+	}
+	if len(parts) > 0 {
+		title += "; " + strings.Join(parts, ", ")
 	}
 	return title
 }
