@@ -234,7 +234,7 @@ func ClassifyOperation(req *http.Request) string {
 func ContainerOf(path string) string {
 	segments := cosmosPathSegments(path)
 	for i := 0; i+1 < len(segments); i++ {
-		if segments[i] == wirePathSegmentContainers {
+		if segments[i] == wirePathSegmentContainers && segments[i+1] != "" {
 			if name, err := url.PathUnescape(segments[i+1]); err == nil && name != "" {
 				return name
 			}

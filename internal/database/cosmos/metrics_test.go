@@ -402,3 +402,13 @@ func histogramCounts(t *testing.T, reg prometheus.Gatherer, name string) map[str
 	}
 	return out
 }
+
+// ContainerOf reads any path without panicking and always names a container or none.
+func FuzzContainerOf(f *testing.F) {
+	for _, p := range []string{"/dbs/hcp/colls/Resources/docs/a", "/dbs/hcp/colls", "/", "colls/%zz/docs", "/dbs/hcp/colls//docs"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		assert.NotEmpty(t, cosmos.ContainerOf(path), path)
+	})
+}

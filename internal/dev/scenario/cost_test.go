@@ -155,3 +155,33 @@ func TestPromHistogramOfAndSince(t *testing.T) {
 	d := h.combine(promHistogram{count: 1, sum: 0.5, buckets: map[float64]float64{1: 1}}, -1)
 	assert.Equal(t, promHistogram{count: 3, sum: 1.5, buckets: map[float64]float64{1: 2}}, d)
 }
+
+// parseStatCPU reads any /proc stat line without panicking, and what it accepts is a
+// finite number of seconds.
+func FuzzParseStatCPU(f *testing.F) {
+	f.Add("4242 (back end) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 70 0 0 20 0 12 0 100 1000000 2000")
+	f.Add("1 ((sd-pam)) S 0 1 1 0 -1 0 0 0 0 0 9223372036854775807 1")
+	f.Add(")")
+	f.Fuzz(func(t *testing.T, stat string) {
+		got, err := parseStatCPU(stat)
+		if err == nil {
+			assert.False(t, math.IsNaN(got) || math.IsInf(got, 0), "%q: %v", stat, got)
+		}
+	})
+}
+
+// callName names any logged request without panicking: its method, then a path of words
+// and dashes.
+func FuzzCallName(f *testing.F) {
+	f.Add(http.MethodGet, fakeclusterservice.ClustersPath+"/0123456789abcdefghijklmnopqrstuv", "")
+	f.Add(http.MethodGet, fakeclusterservice.ClustersPath, "search=x")
+	f.Add("POST", "/api", "")
+	f.Fuzz(func(t *testing.T, method, path, query string) {
+		name := callName(fakeclusterservice.Request{Method: method, Path: path, Query: query})
+		require.True(t, strings.HasPrefix(name, method+" /"), name)
+		rest, _ := strings.CutSuffix(strings.TrimPrefix(name, method+" /"), "?search")
+		for _, seg := range strings.Split(rest, "/") {
+			assert.True(t, seg == "" || seg == "-" || pathWord.MatchString(seg), "%q in %q", seg, name)
+		}
+	})
+}
