@@ -80,12 +80,16 @@ func addRunFlags(fs *flag.FlagSet, o *scenario.Options) {
 	fs.Float64Var(&o.Rate, "rate", o.Rate, "Clusters created per second; 0 creates them all at once (a burst)")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "Worker nodes per management cluster; 0 sizes them so the clusters fill at most half of the swift NICs")
 	fs.DurationVar(&o.EmulatorLatency, "emulator-latency", o.EmulatorLatency, "Latency the Cosmos emulator adds to every request, to resemble an in-region Cosmos DB")
+	fs.DurationVar(&o.MemoryLatency, "memory-latency", o.MemoryLatency, "Latency the memory store models for every request (a wait that holds no lock); 0 for none")
 	fs.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "Change-feed poll interval of the backend, the fleet and the runner")
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := scenario.DefaultOptions()
 	o.Progress = stdout
+	// The bench models an in-region round trip on the memory store too, so that its
+	// 20-to-1-worker ratio measures concurrency, not this machine's CPU.
+	o.MemoryLatency = scenario.DefaultBenchMemoryLatency
 	fs := flag.NewFlagSet("scenario bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addRunFlags(fs, &o)

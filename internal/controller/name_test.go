@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hcpsched/hcpsched/internal/database"
 )
 
 func TestNameFrom(t *testing.T) {
@@ -45,6 +47,24 @@ func TestReconcileContextCarriesTheControllerName(t *testing.T) {
 	select {
 	case got := <-names:
 		require.Equal(t, "CapacityReporting", got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reconcile never ran")
+	}
+}
+
+// The name the worker sets is the store's caller, which the Cosmos request metrics label
+// each request with.
+func TestReconcileContextNamesTheStoreCaller(t *testing.T) {
+	callers := make(chan string, 1)
+	h := newHarness(t, Options{Name: "PlacementController"}, func(ctx context.Context, _ string) (Result, error) {
+		callers <- database.CallerLabel(ctx)
+		return Result{}, nil
+	})
+	h.run(t)
+	h.ctrl.Enqueue("k")
+	select {
+	case got := <-callers:
+		require.Equal(t, "PlacementController", got)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the reconcile never ran")
 	}

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hcpsched/hcpsched/internal/database"
 )
 
 // Operation label values. The set is closed so the label's cardinality stays bounded
@@ -32,6 +35,20 @@ const (
 	OperationOther          = "other"
 )
 
+// ContainerNone is the cosmos_container label of a request that addresses no container:
+// the account, a database, an offer.
+const ContainerNone = "none"
+
+// Labels of the request metrics. cosmos_container, not container: a scrape's target
+// label of that name (the pod's container) would override it. Upstream ARO-HCP's
+// request metrics call the same two labels cosmosdb_container and source.
+const (
+	LabelOperation  = "operation"
+	LabelStatusCode = "status_code"
+	LabelContainer  = "cosmos_container"
+	LabelController = "controller"
+)
+
 // StatusError is the status_code label of an attempt that got no response at all
 // (connection refused, reset, timeout, cancelled).
 const StatusError = "error"
@@ -40,18 +57,19 @@ const StatusError = "error"
 // alone does not distinguish a create from a query or a batch, nor a change-feed read
 // from a plain feed read.
 const (
-	wireHeaderChangeFeed     = "A-IM"
-	wireValueChangeFeed      = "Incremental Feed"
-	wireHeaderQuery          = "x-ms-documentdb-query"
-	wireHeaderIsQuery        = "x-ms-documentdb-isquery" // other SDKs' spelling
-	wireValueQueryCT         = "application/query+json"
-	wireHeaderQueryPlan      = "x-ms-cosmos-is-query-plan-request"
-	wireHeaderBatch          = "x-ms-cosmos-is-batch-request"
-	wireHeaderUpsert         = "x-ms-documentdb-is-upsert"
-	wireHeaderRequestCharge  = "x-ms-request-charge"
-	wirePathSegmentDocs      = "docs"
-	wirePathSegmentDatabases = "dbs"
-	wirePathSegmentPKRanges  = "pkranges"
+	wireHeaderChangeFeed      = "A-IM"
+	wireValueChangeFeed       = "Incremental Feed"
+	wireHeaderQuery           = "x-ms-documentdb-query"
+	wireHeaderIsQuery         = "x-ms-documentdb-isquery" // other SDKs' spelling
+	wireValueQueryCT          = "application/query+json"
+	wireHeaderQueryPlan       = "x-ms-cosmos-is-query-plan-request"
+	wireHeaderBatch           = "x-ms-cosmos-is-batch-request"
+	wireHeaderUpsert          = "x-ms-documentdb-is-upsert"
+	wireHeaderRequestCharge   = "x-ms-request-charge"
+	wirePathSegmentDocs       = "docs"
+	wirePathSegmentDatabases  = "dbs"
+	wirePathSegmentPKRanges   = "pkranges"
+	wirePathSegmentContainers = "colls"
 )
 
 // requestDurationBuckets span an in-region point read (a few ms) to a throttled or
@@ -75,28 +93,32 @@ func NewMetricsPolicy(reg prometheus.Registerer) (policy.Policy, error) {
 	}
 	requests, err := registerOrReuseMetric(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hcpsched_cosmos_requests_total",
-		Help: "Cosmos DB requests, one per attempt, by operation and HTTP status code (\"error\" when no response arrived).",
-	}, []string{"operation", "status_code"}))
+		Help: "Cosmos DB requests, one per attempt, by operation, HTTP status code (\"error\" when no response arrived), " + labelsHelp,
+	}, []string{LabelOperation, LabelStatusCode, LabelContainer, LabelController}))
 	if err != nil {
 		return nil, err
 	}
 	duration, err := registerOrReuseMetric(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "hcpsched_cosmos_request_duration_seconds",
-		Help:    "Duration of one Cosmos DB request attempt, until the response headers arrived, by operation.",
+		Help:    "Duration of one Cosmos DB request attempt, until the response headers arrived, by operation, " + labelsHelp,
 		Buckets: requestDurationBuckets,
-	}, []string{"operation"}))
+	}, []string{LabelOperation, LabelContainer, LabelController}))
 	if err != nil {
 		return nil, err
 	}
 	charge, err := registerOrReuseMetric(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hcpsched_cosmos_request_charge_total",
-		Help: "Request units charged by Cosmos DB (x-ms-request-charge), by operation.",
-	}, []string{"operation"}))
+		Help: "Request units charged by Cosmos DB (x-ms-request-charge), by operation, " + labelsHelp,
+	}, []string{LabelOperation, LabelContainer, LabelController}))
 	if err != nil {
 		return nil, err
 	}
 	return &clientMetrics{requests: requests, duration: duration, charge: charge}, nil
 }
+
+// labelsHelp ends the request metrics' help: what cosmos_container and controller hold.
+const labelsHelp = "container (cosmos_container; \"none\" for account and database requests) and the controller whose reconcile made it " +
+	"(controller; \"none\" outside any reconcile: change-feed reads, relists, start-up). Upstream ARO-HCP names these labels cosmosdb_container and source."
 
 // registerOrReuseMetric registers c, or returns the collector of the same type that is
 // already registered under its name.
@@ -117,19 +139,22 @@ func registerOrReuseMetric[C prometheus.Collector](reg prometheus.Registerer, c 
 
 // Do implements policy.Policy.
 func (m *clientMetrics) Do(req *policy.Request) (*http.Response, error) {
-	operation := ClassifyOperation(req.Raw())
+	raw := req.Raw()
+	operation := ClassifyOperation(raw)
+	container := ContainerOf(raw.URL.Path)
+	caller := database.CallerLabel(raw.Context())
 	start := time.Now()
 	resp, err := req.Next()
-	m.duration.WithLabelValues(operation).Observe(time.Since(start).Seconds())
+	m.duration.WithLabelValues(operation, container, caller).Observe(time.Since(start).Seconds())
 
 	status := StatusError
 	if resp != nil {
 		status = strconv.Itoa(resp.StatusCode)
 		if charge, ok := parseRequestCharge(resp.Header); ok {
-			m.charge.WithLabelValues(operation).Add(charge)
+			m.charge.WithLabelValues(operation, container, caller).Add(charge)
 		}
 	}
-	m.requests.WithLabelValues(operation, status).Inc()
+	m.requests.WithLabelValues(operation, status, container, caller).Inc()
 	return resp, err
 }
 
@@ -200,6 +225,23 @@ func ClassifyOperation(req *http.Request) string {
 		return OperationPatch
 	}
 	return OperationOther
+}
+
+// ContainerOf is the container a request path addresses (dbs/{db}/colls/{coll}/...), or
+// ContainerNone. The names are the deployment's own: Resources, Fleet and one
+// kube-applier container per management cluster, so the label's cardinality is bounded
+// by the number of MCs.
+func ContainerOf(path string) string {
+	segments := cosmosPathSegments(path)
+	for i := 0; i+1 < len(segments); i++ {
+		if segments[i] == wirePathSegmentContainers && segments[i+1] != "" {
+			if name, err := url.PathUnescape(segments[i+1]); err == nil && name != "" {
+				return name
+			}
+			return segments[i+1]
+		}
+	}
+	return ContainerNone
 }
 
 func cosmosPathSegments(path string) []string {

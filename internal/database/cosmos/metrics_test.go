@@ -136,7 +136,12 @@ func newPipeline(t *testing.T, metrics policy.Policy, transport policy.Transport
 
 func send(t *testing.T, pl runtime.Pipeline, method, url string, headers map[string]string, body string) {
 	t.Helper()
-	req, err := runtime.NewRequest(context.Background(), method, url)
+	sendCtx(t, context.Background(), pl, method, url, headers, body)
+}
+
+func sendCtx(t *testing.T, ctx context.Context, pl runtime.Pipeline, method, url string, headers map[string]string, body string) {
+	t.Helper()
+	req, err := runtime.NewRequest(ctx, method, url)
 	require.NoError(t, err)
 	for k, v := range headers {
 		req.Raw().Header.Set(k, v)
@@ -176,29 +181,29 @@ func TestMetricsPolicyCountsEveryAttempt(t *testing.T) {
 	require.Error(t, err)
 
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP hcpsched_cosmos_requests_total Cosmos DB requests, one per attempt, by operation and HTTP status code ("error" when no response arrived).
+# HELP hcpsched_cosmos_requests_total Cosmos DB requests, one per attempt, by operation, HTTP status code ("error" when no response arrived), container (cosmos_container; "none" for account and database requests) and the controller whose reconcile made it (controller; "none" outside any reconcile: change-feed reads, relists, start-up). Upstream ARO-HCP names these labels cosmosdb_container and source.
 # TYPE hcpsched_cosmos_requests_total counter
-hcpsched_cosmos_requests_total{operation="batch",status_code="200"} 1
-hcpsched_cosmos_requests_total{operation="change_feed",status_code="304"} 1
-hcpsched_cosmos_requests_total{operation="create",status_code="201"} 1
-hcpsched_cosmos_requests_total{operation="create",status_code="429"} 1
-hcpsched_cosmos_requests_total{operation="metadata",status_code="200"} 1
-hcpsched_cosmos_requests_total{operation="query",status_code="200"} 1
-hcpsched_cosmos_requests_total{operation="read",status_code="404"} 1
-hcpsched_cosmos_requests_total{operation="read",status_code="error"} 3
-hcpsched_cosmos_requests_total{operation="read_feed_ranges",status_code="200"} 1
-hcpsched_cosmos_requests_total{operation="replace",status_code="412"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="batch",status_code="200"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="change_feed",status_code="304"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="create",status_code="201"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="create",status_code="429"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="none",operation="metadata",status_code="200"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="query",status_code="200"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="read",status_code="404"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="read",status_code="error"} 3
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="read_feed_ranges",status_code="200"} 1
+hcpsched_cosmos_requests_total{controller="none",cosmos_container="resources",operation="replace",status_code="412"} 1
 `), "hcpsched_cosmos_requests_total"))
 
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP hcpsched_cosmos_request_charge_total Request units charged by Cosmos DB (x-ms-request-charge), by operation.
+# HELP hcpsched_cosmos_request_charge_total Request units charged by Cosmos DB (x-ms-request-charge), by operation, container (cosmos_container; "none" for account and database requests) and the controller whose reconcile made it (controller; "none" outside any reconcile: change-feed reads, relists, start-up). Upstream ARO-HCP names these labels cosmosdb_container and source.
 # TYPE hcpsched_cosmos_request_charge_total counter
-hcpsched_cosmos_request_charge_total{operation="batch"} 10.5
-hcpsched_cosmos_request_charge_total{operation="change_feed"} 0.5
-hcpsched_cosmos_request_charge_total{operation="create"} 6.29
-hcpsched_cosmos_request_charge_total{operation="query"} 2.5
-hcpsched_cosmos_request_charge_total{operation="read"} 1
-hcpsched_cosmos_request_charge_total{operation="replace"} 1.5
+hcpsched_cosmos_request_charge_total{controller="none",cosmos_container="resources",operation="batch"} 10.5
+hcpsched_cosmos_request_charge_total{controller="none",cosmos_container="resources",operation="change_feed"} 0.5
+hcpsched_cosmos_request_charge_total{controller="none",cosmos_container="resources",operation="create"} 6.29
+hcpsched_cosmos_request_charge_total{controller="none",cosmos_container="resources",operation="query"} 2.5
+hcpsched_cosmos_request_charge_total{controller="none",cosmos_container="resources",operation="read"} 1
+hcpsched_cosmos_request_charge_total{controller="none",cosmos_container="resources",operation="replace"} 1.5
 `), "hcpsched_cosmos_request_charge_total"))
 
 	durations := histogramCounts(t, reg, "hcpsched_cosmos_request_duration_seconds")
@@ -206,6 +211,57 @@ hcpsched_cosmos_request_charge_total{operation="replace"} 1.5
 		"batch": 1, "change_feed": 1, "create": 2, "metadata": 1, "query": 1,
 		"read": 4, "read_feed_ranges": 1, "replace": 1,
 	}, durations, "one observation per attempt, failed ones included")
+}
+
+// Every request is labelled with the container its path addresses and the controller its
+// ctx names (database.WithCaller, which the controller framework sets per reconcile);
+// a ctx without one is "none", as is a request that addresses no container.
+func TestMetricsPolicyLabelsContainerAndController(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	metrics, err := cosmos.NewMetricsPolicy(reg)
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("x-ms-request-charge", "1")
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	pl := newPipeline(t, metrics, srv.Client())
+	placement := database.WithCaller(context.Background(), "PlacementController")
+	reporting := database.WithCaller(context.Background(), "CapacityReportingController")
+
+	sendCtx(t, placement, pl, http.MethodPut, srv.URL+"/dbs/hcp/colls/Fleet/docs/a", nil, `{}`)
+	sendCtx(t, placement, pl, http.MethodPut, srv.URL+"/dbs/hcp/colls/Resources/docs/b", nil, `{}`)
+	sendCtx(t, reporting, pl, http.MethodGet, srv.URL+"/dbs/hcp/colls/kubeapplier-3/docs/c", nil, "")
+	sendCtx(t, context.Background(), pl, http.MethodGet, srv.URL+"/dbs/hcp/colls/Resources/docs", map[string]string{"A-IM": "Incremental Feed"}, "")
+	sendCtx(t, context.Background(), pl, http.MethodGet, srv.URL+"/dbs/hcp", nil, "")
+
+	want := map[string]float64{
+		"replace/Fleet/PlacementController":              1,
+		"replace/Resources/PlacementController":          1,
+		"read/kubeapplier-3/CapacityReportingController": 1,
+		"change_feed/Resources/none":                     1,
+		"metadata/none/none":                             1,
+	}
+	assert.Equal(t, want, counterValues(t, reg, "hcpsched_cosmos_requests_total", "operation", "cosmos_container", "controller"))
+	assert.Equal(t, want, counterValues(t, reg, "hcpsched_cosmos_request_charge_total", "operation", "cosmos_container", "controller"))
+	durations := map[string]float64{}
+	for _, m := range gather(t, reg, "hcpsched_cosmos_request_duration_seconds") {
+		durations[labelValue(m, "operation")+"/"+labelValue(m, "cosmos_container")+"/"+labelValue(m, "controller")] += float64(m.GetHistogram().GetSampleCount())
+	}
+	assert.Equal(t, want, durations)
+}
+
+func TestContainerOf(t *testing.T) {
+	for path, want := range map[string]string{
+		"/dbs/hcp/colls/Resources/docs/a":        "Resources",
+		"dbs/hcp/colls/Fleet/docs":               "Fleet",
+		"/dbs/hcp/colls/kube%20applier/pkranges": "kube applier",
+		"/dbs/hcp":                               cosmos.ContainerNone,
+		"/":                                      cosmos.ContainerNone,
+		"/dbs/hcp/colls":                         cosmos.ContainerNone,
+	} {
+		assert.Equal(t, want, cosmos.ContainerOf(path), path)
+	}
 }
 
 func TestNewMetricsPolicySharesARegistry(t *testing.T) {
@@ -332,7 +388,7 @@ func counterValues(t *testing.T, reg prometheus.Gatherer, name string, labels ..
 		for _, l := range labels {
 			key = append(key, labelValue(m, l))
 		}
-		out[strings.Join(key, "/")] = m.GetCounter().GetValue()
+		out[strings.Join(key, "/")] += m.GetCounter().GetValue()
 	}
 	return out
 }
@@ -342,7 +398,17 @@ func histogramCounts(t *testing.T, reg prometheus.Gatherer, name string) map[str
 	t.Helper()
 	out := map[string]uint64{}
 	for _, m := range gather(t, reg, name) {
-		out[labelValue(m, "operation")] = m.GetHistogram().GetSampleCount()
+		out[labelValue(m, "operation")] += m.GetHistogram().GetSampleCount()
 	}
 	return out
+}
+
+// ContainerOf reads any path without panicking and always names a container or none.
+func FuzzContainerOf(f *testing.F) {
+	for _, p := range []string{"/dbs/hcp/colls/Resources/docs/a", "/dbs/hcp/colls", "/", "colls/%zz/docs", "/dbs/hcp/colls//docs"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		assert.NotEmpty(t, cosmos.ContainerOf(path), path)
+	})
 }

@@ -21,7 +21,8 @@ import (
 
 // Store holds containers in memory. The zero value is not usable; call New.
 type Store struct {
-	now func() time.Time
+	now     func() time.Time
+	latency time.Duration
 
 	mu         sync.Mutex
 	containers map[string]*Container
@@ -32,6 +33,14 @@ type Option func(*Store)
 
 // WithClock replaces time.Now, for ttl and change-feed time tests.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithLatency makes every request (each call of a Container method but Name; a List is
+// one request however many items it yields) wait d before it is served, as a model of a
+// remote store's round trip: the bench runs the memory store with it so that placement's
+// concurrency shows once CPU is not the limit. The wait holds no lock, so concurrent
+// requests wait side by side; a ctx that ends while waiting ends the request with its
+// error. 0, the default, is no wait.
+func WithLatency(d time.Duration) Option { return func(s *Store) { s.latency = max(d, 0) } }
 
 // New returns an empty store.
 func New(opts ...Option) *Store {
@@ -48,7 +57,7 @@ func (s *Store) Container(name string) database.Container {
 	defer s.mu.Unlock()
 	c, ok := s.containers[name]
 	if !ok {
-		c = &Container{name: name, now: s.now, partitions: map[string]map[string]*entry{}}
+		c = &Container{name: name, now: s.now, latency: s.latency, partitions: map[string]map[string]*entry{}}
 		s.containers[name] = c
 	}
 	return c
@@ -78,8 +87,9 @@ func (e *entry) feedItem() database.Item {
 
 // Container is one in-memory container. All methods are safe for concurrent use.
 type Container struct {
-	name string
-	now  func() time.Time
+	name    string
+	now     func() time.Time
+	latency time.Duration
 
 	mu         sync.Mutex
 	lsn        int64
@@ -89,6 +99,20 @@ type Container struct {
 var _ database.Container = (*Container)(nil)
 
 func (c *Container) Name() string { return c.name }
+
+// wait is the start of every request: the modelled latency (WithLatency), holding no
+// lock, then ctx's error if it ended.
+func (c *Container) wait(ctx context.Context) error {
+	if c.latency > 0 {
+		t := time.NewTimer(c.latency)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err()
+}
 
 func (c *Container) opError(op, pk, id string, status int, err error) error {
 	kind := database.KindForStatus(status)
@@ -109,7 +133,7 @@ func (c *Container) lookup(pk, id string) *entry {
 }
 
 func (c *Container) Get(ctx context.Context, pk, id string) (database.Item, error) {
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return database.Item{}, err
 	}
 	c.mu.Lock()
@@ -122,7 +146,7 @@ func (c *Container) Get(ctx context.Context, pk, id string) (database.Item, erro
 }
 
 func (c *Container) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return database.Item{}, err
 	}
 	c.mu.Lock()
@@ -139,7 +163,7 @@ func (c *Container) Replace(ctx context.Context, pk, id string, body []byte, ifM
 	if ifMatch == "" {
 		return database.Item{}, &database.OpError{Op: "replace", Container: c.name, PartitionKey: pk, ID: id, Kind: database.ErrIfMatchRequired}
 	}
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return database.Item{}, err
 	}
 	c.mu.Lock()
@@ -167,7 +191,7 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []database.Pat
 	if err != nil {
 		return database.Item{}, c.patchRefused("patch", pk, id, err)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return database.Item{}, err
 	}
 	c.mu.Lock()
@@ -226,7 +250,7 @@ func (c *Container) stagePatch(parts map[string]map[string]*entry, pk, id string
 }
 
 func (c *Container) Delete(ctx context.Context, pk, id, ifMatch string) error {
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -312,7 +336,7 @@ func (c *Container) commitTo(parts map[string]map[string]*entry, e *entry) {
 
 func (c *Container) List(ctx context.Context, opts database.ListOptions) iter.Seq2[database.Item, error] {
 	return func(yield func(database.Item, error) bool) {
-		if err := ctx.Err(); err != nil {
+		if err := c.wait(ctx); err != nil {
 			yield(database.Item{}, err)
 			return
 		}
@@ -354,7 +378,7 @@ func resourceType(body []byte) string {
 }
 
 func (c *Container) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -443,7 +467,7 @@ func (c *Container) Batch(ctx context.Context, pk string, ops []database.BatchOp
 var wholeRange = database.FeedRange{MinInclusive: "", MaxExclusive: "FF"}
 
 func (c *Container) FeedRanges(ctx context.Context) ([]database.FeedRange, error) {
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
 	return []database.FeedRange{wholeRange}, nil
@@ -461,7 +485,7 @@ func parseContinuation(s string) (int64, error) {
 }
 
 func (c *Container) ChangeFeed(ctx context.Context, opts database.ChangeFeedOptions) (database.ChangeFeedPage, error) {
-	if err := ctx.Err(); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return database.ChangeFeedPage{}, err
 	}
 	if opts.FeedRange != nil && opts.PartitionKey != "" {

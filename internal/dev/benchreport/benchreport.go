@@ -28,7 +28,10 @@ type Run struct {
 	RequestCharge  float64 // backend's request units during the run (0 when the store has none)
 	Conflicts      float64 // 412 responses the backend got during the run
 	PeakRSSBytes   int64
-	AddedLatency   time.Duration // per-request latency the emulator added (0 for memory)
+	AddedLatency   time.Duration // per-request latency the store added (the emulator's, or the memory store's model)
+	// Cost is the run's CPU, heap, queue waits, requests by controller and Cluster
+	// Service calls.
+	Cost Cost
 }
 
 // Stats are the derived figures of a Run. Every float is finite, so a Stats always
@@ -55,6 +58,10 @@ type Stats struct {
 	RequestCharge       float64 `json:"request_charge"`
 	Conflicts           float64 `json:"conflicts"`
 	AddedLatencySeconds float64 `json:"added_latency_seconds"`
+
+	// Cost is the run's CPU, heap, queue waits, requests by controller and Cluster
+	// Service calls, per cluster.
+	Cost CostStats `json:"cost"`
 }
 
 // Stats derives the run's figures. Quotients with a zero divisor are 0.
@@ -85,6 +92,7 @@ func (r Run) Stats() Stats {
 		RequestCharge:       finite(r.RequestCharge),
 		Conflicts:           finite(r.Conflicts),
 		AddedLatencySeconds: r.AddedLatency.Seconds(),
+		Cost:                r.costStats(),
 	}
 }
 

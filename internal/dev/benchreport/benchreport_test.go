@@ -135,6 +135,7 @@ func TestRunStats(t *testing.T) {
 				RequestCharge:              1234.5,
 				Conflicts:                  7,
 				AddedLatencySeconds:        0.005,
+				Cost:                       CostStats{CosmosRequestsPerCluster: 350.0 / 120},
 			},
 		},
 		{
@@ -157,6 +158,7 @@ func TestRunStats(t *testing.T) {
 				Placements:                 10,
 				ElapsedSeconds:             0.5,
 				CosmosRequests:             40,
+				Cost:                       CostStats{CosmosRequestsPerCluster: 4},
 			},
 		},
 		{
@@ -168,6 +170,7 @@ func TestRunStats(t *testing.T) {
 			want: Stats{
 				Workers: 20, Clusters: 100, ElapsedSeconds: 3,
 				CosmosRequests: 500, RequestCharge: 2000, Conflicts: 9,
+				Cost: CostStats{CosmosRequestsPerCluster: 5},
 			},
 		},
 		{

@@ -68,36 +68,102 @@ func renderChart(runs []Run) string {
 		s.close()
 		return s.String()
 	}
-	s.open(chartWidth, chartHeight)
+	var tables []costTable
+	if measuredCost(runs) {
+		tables = costTables(runs)
+	}
+	s.open(chartWidth, chartHeight+tablesHeight(tables))
 	s.text(chartWidth/2, titleY, "middle", `font-size="18" font-weight="bold"`, chartTitle(runs))
 	legend(&s, runs)
 	cumulativePanel(&s, runs, 0)
 	latencyPanel(&s, runs, panelWidth)
 	throughputPanel(&s, runs, 2*panelWidth)
+	costPanels(&s, tables, chartHeight)
 	s.close()
 	return s.String()
 }
 
-// chartTitle names the scenario's size and the emulator's injected latency, the two
-// inputs a reader needs before comparing the panels.
+// Geometry of the cost tables under the panels, one after the other.
+const (
+	tableRowHeight = 16
+	tableGap       = 28 // above each table's title
+	tableLeft      = 20
+	tableCellPad   = 18
+)
+
+func tablesHeight(tables []costTable) int {
+	h := 0
+	for _, t := range tables {
+		h += tableGap + tableRowHeight*(2+max(len(t.rows), 1))
+	}
+	return h
+}
+
+// costPanels draws each cost figure as a table below the panels, starting at top: a
+// title, a header row and a row per entry, columns sized to their widest cell.
+func costPanels(s *svg, tables []costTable, top int) {
+	y := float64(top)
+	for i, t := range tables {
+		s.raw(fmt.Sprintf(`<g id="cost-%d">`, i))
+		y += tableGap
+		s.text(tableLeft, y, "start", `font-size="14" font-weight="bold"`, t.title)
+		widths := make([]float64, len(t.header))
+		for _, row := range append([][]string{t.header}, t.rows...) {
+			for j, cell := range row {
+				widths[j] = max(widths[j], charWidth*float64(len([]rune(cell)))+tableCellPad)
+			}
+		}
+		rows := append([][]string{t.header}, t.rows...)
+		if len(t.rows) == 0 {
+			rows = append(rows, []string{"(none)"})
+		}
+		for r, row := range rows {
+			y += tableRowHeight
+			x := float64(tableLeft)
+			attrs := ""
+			if r == 0 {
+				attrs = `font-weight="bold" fill="#444"`
+			}
+			for j, cell := range row {
+				s.text(x, y, "start", attrs, cell)
+				x += widths[j]
+			}
+		}
+		s.raw(`</g>`)
+	}
+}
+
+// chartTitle names the scenario's size and the latency each store's requests carried
+// (the emulator's added latency, the memory store's modelled one), the inputs a reader
+// needs before comparing the panels.
 func chartTitle(runs []Run) string {
 	var mcs, clusters []string
-	var added []string
+	var emulator, memory []string
 	for _, r := range runs {
 		mcs = appendUnique(mcs, groupThousands(r.ManagementClusters))
 		clusters = appendUnique(clusters, groupThousands(r.Clusters))
-		if r.Store == "emulator" || r.AddedLatency > 0 {
-			added = appendUnique(added, r.AddedLatency.String())
+		switch {
+		case r.Store == "emulator":
+			emulator = appendUnique(emulator, r.AddedLatency.String())
+		case r.AddedLatency > 0:
+			memory = appendUnique(memory, r.AddedLatency.String())
 		}
 	}
 	title := fmt.Sprintf("hcpsched placement benchmark: %s management clusters, %s clusters per run",
 		strings.Join(mcs, "/"), strings.Join(clusters, "/"))
+	var parts []string
+	if len(memory) > 0 {
+		parts = append(parts, "memory store models "+strings.Join(memory, "/")+" per request")
+	}
 	switch {
-	case len(added) == 0:
-	case len(added) == 1 && added[0] == time.Duration(0).String():
-		title += "; emulator adds no latency"
+	case len(emulator) == 0:
+	case len(emulator) == 1 && emulator[0] == time.Duration(0).String():
+		parts = append(parts, "emulator adds no latency")
 	default:
-		title += "; emulator adds " + strings.Join(added, "/") + " per request"
+		parts = append(parts, "emulator adds "+strings.Join(emulator, "/")+" per request")
+	}
+	if len(parts) > 0 {
+		title += "; " + strings.Join(parts, ", ")
 	}
 	return title
 }

@@ -150,6 +150,14 @@ func TestWriteChartEdges(t *testing.T) {
 			wantTexts: []string{"emulator adds 2ms per request", "20/1 workers: 0.00×", "emulator, 1 workers"},
 		},
 		{
+			name: "the memory store's modelled latency is named as such",
+			runs: []Run{
+				{Store: "memory", Workers: 20, Clusters: 10, AddedLatency: 8 * time.Millisecond},
+				{Store: "emulator", Workers: 20, Clusters: 10, AddedLatency: 5 * time.Millisecond},
+			},
+			wantTexts: []string{"hcpsched placement benchmark: 0 management clusters, 10 clusters per run; memory store models 8ms per request, emulator adds 5ms per request"},
+		},
+		{
 			name: "spread just over 50 is logarithmic",
 			runs: []Run{
 				{Store: "memory", Workers: 1, Placements: 2, Elapsed: time.Second, Latencies: durations(10, 510), PlacedAt: durations(10, 1000)},

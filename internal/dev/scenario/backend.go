@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -117,12 +118,23 @@ func startInProcessBackend(ctx context.Context, store database.Store, csURL stri
 	return b, nil
 }
 
+// counters are the backend's metrics and, since it shares this process with the region,
+// the whole process's CPU and live heap (after a collection): an in-process backend's own
+// share of either cannot be told apart.
 func (b *inProcessBackend) counters(context.Context) (counters, error) {
 	families, err := b.reg.Gather()
 	if err != nil {
 		return counters{}, fmt.Errorf("gathering backend metrics: %w", err)
 	}
-	return countersOf(families), nil
+	c := countersOf(families)
+	if c.cpuSeconds, err = processCPUSeconds(0); err != nil {
+		return counters{}, err
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	c.heapBytes = float64(ms.HeapAlloc)
+	return c, nil
 }
 
 func (b *inProcessBackend) peakRSS() int64 {

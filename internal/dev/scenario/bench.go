@@ -43,6 +43,10 @@ func Bench(ctx context.Context, base Options, stores []string, workers []int, ou
 			fmt.Fprintf(out, "   placement attempts per placement: %s\n   reconciles per placement: %s\n   reconcile milliseconds per placement: %s\n",
 				perPlacement(res.Attempts, res.Placements), perPlacement(res.Reconciles, res.Placements),
 				perPlacement(scaled(res.ReconcileSeconds, 1000), res.Placements))
+			cs := st.Cost
+			fmt.Fprintf(out, "   CPU ms per cluster: backend %.2f (%s), fleet %.2f (%s); heap %.0f bytes per cached document (%s); %.2f Cosmos requests and %.2f CS calls per cluster\n",
+				cs.BackendCPUMillisecondsPerCluster, cs.BackendCPUScope, cs.FleetCPUMillisecondsPerCluster, cs.FleetCPUScope,
+				cs.HeapBytesPerCachedDocument, cs.HeapScope, cs.CosmosRequestsPerCluster, cs.ClusterServiceCallsPerCluster)
 		}
 	}
 	runs := make([]benchreport.Run, 0, len(results))
@@ -51,6 +55,9 @@ func Bench(ctx context.Context, base Options, stores []string, workers []int, ou
 	}
 	fmt.Fprintln(out)
 	if err := benchreport.WriteTable(out, runs); err != nil {
+		return results, err
+	}
+	if err := benchreport.WriteCostTables(out, runs); err != nil {
 		return results, err
 	}
 	summary, chart := filepath.Join(outDir, "summary.json"), filepath.Join(outDir, "chart.svg")

@@ -13,9 +13,10 @@ import (
 )
 
 // countingStore counts each operation on a store in the metric the Cosmos client records
-// (hcpsched_cosmos_requests_total{operation,status_code}), so that a backend running on
-// the memory store reports its requests per placement exactly as it does on Cosmos. The
-// memory store has no request units; it charges nothing.
+// (hcpsched_cosmos_requests_total{operation,status_code,cosmos_container,controller}), so
+// that a backend running on the memory store reports its requests per placement, by
+// container and by the controller whose reconcile made them, exactly as it does on
+// Cosmos. The memory store has no request units; it charges nothing.
 type countingStore struct {
 	database.Store
 	requests *prometheus.CounterVec
@@ -24,8 +25,8 @@ type countingStore struct {
 func newCountingStore(s database.Store, reg prometheus.Registerer) (*countingStore, error) {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricCosmosRequests,
-		Help: "Cosmos DB requests by operation and HTTP status code (counted by the scenario runner around the memory store).",
-	}, []string{"operation", "status_code"})
+		Help: "Cosmos DB requests by operation, HTTP status code, container and controller (\"none\" outside a reconcile), counted by the scenario runner around the memory store.",
+	}, []string{cosmos.LabelOperation, cosmos.LabelStatusCode, cosmos.LabelContainer, cosmos.LabelController})
 	if err := reg.Register(requests); err != nil {
 		return nil, err
 	}
@@ -42,8 +43,8 @@ type countingContainer struct {
 }
 
 // count records one request; ok is the status of a success.
-func (c *countingContainer) count(operation string, ok int, err error) {
-	c.requests.WithLabelValues(operation, statusOf(ok, err)).Inc()
+func (c *countingContainer) count(ctx context.Context, operation string, ok int, err error) {
+	c.requests.WithLabelValues(operation, statusOf(ok, err), c.Name(), database.CallerLabel(ctx)).Inc()
 }
 
 // statusOf is the HTTP status Cosmos would have answered: the memory store puts it in
@@ -60,19 +61,25 @@ func statusOf(ok int, err error) string {
 
 func (c *countingContainer) Get(ctx context.Context, pk, id string) (database.Item, error) {
 	it, err := c.Container.Get(ctx, pk, id)
-	c.count(cosmos.OperationRead, 200, err)
+	c.count(ctx, cosmos.OperationRead, 200, err)
 	return it, err
 }
 
 func (c *countingContainer) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {
 	it, err := c.Container.Create(ctx, pk, body)
-	c.count(cosmos.OperationCreate, 201, err)
+	c.count(ctx, cosmos.OperationCreate, 201, err)
 	return it, err
 }
 
 func (c *countingContainer) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
 	it, err := c.Container.Replace(ctx, pk, id, body, ifMatch)
-	c.count(cosmos.OperationReplace, 200, err)
+	c.count(ctx, cosmos.OperationReplace, 200, err)
+	return it, err
+}
+
+func (c *countingContainer) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
+	it, err := c.Container.Patch(ctx, pk, id, ops, opts)
+	c.count(ctx, cosmos.OperationPatch, 200, err)
 	return it, err
 }
 
@@ -84,7 +91,7 @@ func (c *countingContainer) Patch(ctx context.Context, pk, id string, ops []data
 
 func (c *countingContainer) Delete(ctx context.Context, pk, id, ifMatch string) error {
 	err := c.Container.Delete(ctx, pk, id, ifMatch)
-	c.count(cosmos.OperationDelete, 204, err)
+	c.count(ctx, cosmos.OperationDelete, 204, err)
 	return err
 }
 
@@ -92,7 +99,7 @@ func (c *countingContainer) Delete(ctx context.Context, pk, id, ifMatch string) 
 func (c *countingContainer) List(ctx context.Context, opts database.ListOptions) iter.Seq2[database.Item, error] {
 	return func(yield func(database.Item, error) bool) {
 		var failed error
-		defer func() { c.count(cosmos.OperationQuery, 200, failed) }()
+		defer func() { c.count(ctx, cosmos.OperationQuery, 200, failed) }()
 		for it, err := range c.Container.List(ctx, opts) {
 			if err != nil {
 				failed = err
@@ -106,13 +113,13 @@ func (c *countingContainer) List(ctx context.Context, opts database.ListOptions)
 
 func (c *countingContainer) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
 	res, err := c.Container.Batch(ctx, pk, ops)
-	c.count(cosmos.OperationBatch, 200, err)
+	c.count(ctx, cosmos.OperationBatch, 200, err)
 	return res, err
 }
 
 func (c *countingContainer) FeedRanges(ctx context.Context) ([]database.FeedRange, error) {
 	fr, err := c.Container.FeedRanges(ctx)
-	c.count(cosmos.OperationReadFeedRanges, 200, err)
+	c.count(ctx, cosmos.OperationReadFeedRanges, 200, err)
 	return fr, err
 }
 
@@ -123,6 +130,6 @@ func (c *countingContainer) ChangeFeed(ctx context.Context, opts database.Change
 	if err == nil && page.NotModified {
 		status = 304
 	}
-	c.count(cosmos.OperationChangeFeed, status, err)
+	c.count(ctx, cosmos.OperationChangeFeed, status, err)
 	return page, err
 }

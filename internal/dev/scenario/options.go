@@ -34,6 +34,13 @@ const (
 	// an in-region Cosmos DB's (about 5-10 ms), so that worker counts compare as they
 	// would in production.
 	DefaultEmulatorLatency = 5 * time.Millisecond
+	// DefaultMemoryLatency is the memory store's modelled round trip of a scenario run:
+	// none, so that `make run` and the tests answer at once.
+	DefaultMemoryLatency = 0
+	// DefaultBenchMemoryLatency is the memory store's modelled round trip in the bench: an
+	// in-region Cosmos DB's, so that the 20-to-1-worker ratio shows how much of the
+	// latency concurrency hides once the CPU is not the limit.
+	DefaultBenchMemoryLatency = 8 * time.Millisecond
 	// DefaultPollInterval is the change-feed poll of the backend, the fleet and the
 	// runner, the local region's.
 	DefaultPollInterval   = 250 * time.Millisecond
@@ -65,8 +72,11 @@ type Options struct {
 	// more than one needs StoreEmulator.
 	Backends int
 	// Nodes per MC; 0 sizes the MCs for the clusters with DefaultHeadroom.
-	Nodes              int
-	EmulatorLatency    time.Duration
+	Nodes           int
+	EmulatorLatency time.Duration
+	// MemoryLatency is the memory store's modelled per-request latency
+	// (memory.WithLatency); 0 for none.
+	MemoryLatency      time.Duration
 	PollInterval       time.Duration
 	SingleReplicaEvery int
 	// NonSwiftEvery makes every Nth cluster non-SWIFT (no vnet-integration subnet); 0
@@ -97,7 +107,7 @@ func DefaultOptions() Options {
 			ManagementClusters: DefaultManagementClusters, Clusters: DefaultClusters,
 			ReportInterval: DefaultReportInterval, Timeout: DefaultTimeout,
 		},
-		Workers: 20, Backends: 1, EmulatorLatency: DefaultEmulatorLatency, PollInterval: DefaultPollInterval,
+		Workers: 20, Backends: 1, EmulatorLatency: DefaultEmulatorLatency, MemoryLatency: DefaultMemoryLatency, PollInterval: DefaultPollInterval,
 		SingleReplicaEvery: DefaultSingleReplicaEvery, NonSwiftEvery: DefaultNonSwiftEvery, ProgressEvery: DefaultProgressEvery,
 	}
 }
@@ -126,8 +136,8 @@ func (o Options) Validate() error {
 	if o.Backends > 1 && o.Store != StoreEmulator {
 		errs = append(errs, errors.New("several backend replicas need the emulator: the memory store lives in one process"))
 	}
-	if o.Nodes < 0 || o.EmulatorLatency < 0 || o.SingleReplicaEvery < 0 || o.NonSwiftEvery < 0 {
-		errs = append(errs, errors.New("--nodes, --emulator-latency and the single-replica and non-SWIFT intervals must not be negative"))
+	if o.Nodes < 0 || o.EmulatorLatency < 0 || o.MemoryLatency < 0 || o.SingleReplicaEvery < 0 || o.NonSwiftEvery < 0 {
+		errs = append(errs, errors.New("--nodes, --emulator-latency, --memory-latency and the single-replica and non-SWIFT intervals must not be negative"))
 	}
 	for name, d := range map[string]time.Duration{"--poll-interval": o.PollInterval, "--report-interval": o.ReportInterval, "--timeout": o.Timeout, "progress interval": o.ProgressEvery} {
 		if d <= 0 {

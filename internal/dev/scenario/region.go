@@ -213,7 +213,7 @@ func (r *region) kubeApplierContainers() []string {
 
 func (r *region) startStore(ctx context.Context) error {
 	if r.o.Store == StoreMemory {
-		r.store = memory.New()
+		r.store = memory.New(memory.WithLatency(r.o.MemoryLatency))
 		r.checkerStore = r.store
 		return nil
 	}

@@ -46,3 +46,40 @@ func resetPeakRSS(pid int) error {
 	}
 	return nil
 }
+
+// userHZ is the unit of /proc/<pid>/stat's CPU times: USER_HZ, 100 on every Linux ABI.
+const userHZ = 100
+
+// processCPUSeconds is the CPU the process has used so far, user plus system, from
+// /proc/<pid>/stat (its own threads only, not its children's).
+func processCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(procPath(pid, "stat"))
+	if err != nil {
+		return 0, fmt.Errorf("reading CPU time: %w", err)
+	}
+	return parseStatCPU(string(b))
+}
+
+// parseStatCPU reads utime and stime (fields 14 and 15) of a /proc/<pid>/stat line. The
+// command name (field 2) is in parentheses and may hold spaces and parentheses itself, so
+// the fields are counted from its last closing parenthesis.
+func parseStatCPU(stat string) (float64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("parsing /proc stat %q: no command name", stat)
+	}
+	fields := strings.Fields(stat[i+1:])
+	// fields[0] is field 3 (state), so utime (14) and stime (15) are fields[11] and [12].
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("parsing /proc stat %q: %d fields after the command name", stat, len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing /proc stat CPU time %q: %w", f, err)
+		}
+		ticks += n
+	}
+	return float64(ticks) / userHZ, nil
+}

@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer s.close()
-	base, err := s.counters(ctx)
+	base, err := s.window(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +79,26 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	end, err := s.counters(ctx)
+	end, err := s.window(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return s.result(final, end.since(base)), nil
+	w := window{counters: end.counters.since(base.counters), runnerCPU: end.runnerCPU - base.runnerCPU, since: base.since}
+	return s.result(final, w), nil
+}
+
+// window is the backends' counters and the runner process's CPU now.
+func (s *session) window(ctx context.Context) (window, error) {
+	since := time.Now()
+	c, err := s.counters(ctx)
+	if err != nil {
+		return window{}, err
+	}
+	cpu, err := processCPUSeconds(0)
+	if err != nil {
+		return window{}, err
+	}
+	return window{counters: c, runnerCPU: cpu, since: since}, nil
 }
 
 // open builds what the run needs and starts the region and the backends.
@@ -348,7 +363,8 @@ func (s *session) waitUntil(ctx context.Context, what string, done func(progress
 }
 
 // result turns the final progress and the backend's counters into the run's figures.
-func (s *session) result(p progress, c counters) *Result {
+func (s *session) result(p progress, w window) *Result {
+	c := w.counters
 	created := s.obs.createdAt()
 	var first, last time.Time
 	for _, t := range created {
@@ -360,9 +376,13 @@ func (s *session) result(p progress, c counters) *Result {
 		Store: s.o.Store, Workers: s.o.Workers, ManagementClusters: s.o.ManagementClusters, Clusters: s.o.Clusters,
 		Placements: p.placed, CosmosRequests: c.requests, RequestCharge: c.charge, Conflicts: c.byStatus["412"],
 	}
-	if s.o.Store == StoreEmulator {
+	switch s.o.Store {
+	case StoreEmulator:
 		run.AddedLatency = s.o.EmulatorLatency
+	case StoreMemory:
+		run.AddedLatency = s.o.MemoryLatency
 	}
+	run.Cost = cost(s.o.Store, s.o.Clusters, w, s.region.cs.Requests())
 	for cluster, at := range p.placedAt {
 		if at.After(last) {
 			last = at

@@ -37,6 +37,7 @@ func small(t *testing.T) Options {
 
 func TestBenchMeasuresEveryRunAndWritesTheReport(t *testing.T) {
 	o := small(t)
+	o.MemoryLatency = 8 * time.Millisecond
 	outDir := t.TempDir()
 	var out bytes.Buffer
 	results, err := Bench(t.Context(), o, []string{StoreMemory}, []int{4, 1}, outDir, &out)
@@ -56,6 +57,19 @@ func TestBenchMeasuresEveryRunAndWritesTheReport(t *testing.T) {
 		assert.Positive(t, r.ByOperation["patch"], "owned fields are written as patches")
 		assert.Positive(t, r.PeakRSSBytes)
 		assert.Zero(t, r.RequestCharge, "the memory store charges nothing")
+
+		// The cost figures: every cluster's requests credited to the controllers that made
+		// them, its Cluster Service create, the placement queue's wait, the process's CPU.
+		c := r.Cost
+		assert.Positive(t, c.BackendCPUSeconds)
+		assert.Equal(t, scopeWholeProcess, c.BackendCPUScope)
+		assert.Equal(t, float64(cachedPerCluster*o.Clusters), c.CachedDocuments)
+		assert.Equal(t, float64(o.Clusters), c.Requests["CreateServiceProviderCluster"]["create"], "one SPC create per cluster, by its controller")
+		assert.GreaterOrEqual(t, c.Requests["Placement"]["replace"], float64(2*o.Clusters), "the reservation and the spec")
+		assert.Positive(t, c.Requests[database.CallerNone]["change_feed"], "the pumps' reads are no controller's")
+		assert.Equal(t, float64(o.Clusters), c.ClusterServiceCalls["POST /clusters"], "one create per cluster")
+		assert.Contains(t, c.QueueWait, "Placement")
+		assert.Equal(t, 8*time.Millisecond, r.AddedLatency, "the memory store's modelled latency")
 	}
 
 	b, err := os.ReadFile(filepath.Join(outDir, "summary.json"))
@@ -67,6 +81,10 @@ func TestBenchMeasuresEveryRunAndWritesTheReport(t *testing.T) {
 	assert.Contains(t, summary[StoreMemory], "throughput_ratio_4_to_1")
 	assert.FileExists(t, filepath.Join(outDir, "chart.svg"))
 	assert.Contains(t, out.String(), "throughput ratio")
+	assert.Contains(t, out.String(), "Cost per cluster", "the cost tables follow the table")
+	cost, ok := summary[StoreMemory]["workers_4"].(map[string]any)["cost"].(map[string]any)
+	require.True(t, ok, "summary.json carries each run's cost")
+	assert.Contains(t, cost, "cosmos_requests_per_cluster_by_controller")
 }
 
 func TestOptionsValidate(t *testing.T) {
