@@ -83,12 +83,6 @@ func (c *countingContainer) Patch(ctx context.Context, pk, id string, ops []data
 	return it, err
 }
 
-func (c *countingContainer) Patch(ctx context.Context, pk, id string, ops []database.PatchOperation, opts database.PatchOptions) (database.Item, error) {
-	it, err := c.Container.Patch(ctx, pk, id, ops, opts)
-	c.count(cosmos.OperationPatch, 200, err)
-	return it, err
-}
-
 func (c *countingContainer) Delete(ctx context.Context, pk, id, ifMatch string) error {
 	err := c.Container.Delete(ctx, pk, id, ifMatch)
 	c.count(ctx, cosmos.OperationDelete, 204, err)

@@ -65,7 +65,7 @@ func TestBenchMeasuresEveryRunAndWritesTheReport(t *testing.T) {
 		assert.Equal(t, scopeWholeProcess, c.BackendCPUScope)
 		assert.Equal(t, float64(cachedPerCluster*o.Clusters), c.CachedDocuments)
 		assert.Equal(t, float64(o.Clusters), c.Requests["CreateServiceProviderCluster"]["create"], "one SPC create per cluster, by its controller")
-		assert.GreaterOrEqual(t, c.Requests["Placement"]["replace"], float64(2*o.Clusters), "the reservation and the spec")
+		assert.GreaterOrEqual(t, c.Requests["Placement"]["patch"], float64(2*o.Clusters), "the reservation and the spec, as patches")
 		assert.Positive(t, c.Requests[database.CallerNone]["change_feed"], "the pumps' reads are no controller's")
 		assert.Equal(t, float64(o.Clusters), c.ClusterServiceCalls["POST /clusters"], "one create per cluster")
 		assert.Contains(t, c.QueueWait, "Placement")
