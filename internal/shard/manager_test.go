@@ -298,7 +298,7 @@ type failingContainer struct {
 var errUnreachable = errors.New("unreachable")
 
 func (c *failingContainer) fail(on bool) { c.mu.Lock(); c.off = on; c.mu.Unlock() }
-func (c *failingContainer) down() bool  { c.mu.Lock(); defer c.mu.Unlock(); return c.off }
+func (c *failingContainer) down() bool   { c.mu.Lock(); defer c.mu.Unlock(); return c.off }
 
 func (c *failingContainer) List(ctx context.Context, opts database.ListOptions) iter.Seq2[database.Item, error] {
 	if c.down() {
