@@ -1,10 +1,13 @@
-package shard
+package shard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // keyInformer is a cache of keys that never sends events: the controllers learn of its
@@ -90,15 +94,15 @@ func (l *ledger) everyKeyWorked(keys []string) bool {
 
 type replica struct {
 	name    string
-	manager *Manager
+	manager *shard.Manager
 	cancel  context.CancelFunc
 	done    chan error
 }
 
 func startReplica(t *testing.T, name string, leases database.Container, keys cache.Store, l *ledger) *replica {
 	t.Helper()
-	m, err := New(Config{
-		Container: leases, Group: "backend", Identity: name, Shards: DefaultShards,
+	m, err := shard.New(shard.Config{
+		Container: leases, Group: "backend", Identity: name, Shards: shard.DefaultShards,
 		LeaseDuration: 600 * time.Millisecond, RenewDeadline: 400 * time.Millisecond, RetryPeriod: 50 * time.Millisecond,
 	})
 	require.NoError(t, err)
@@ -137,14 +141,14 @@ func TestTwoLeaderlessReplicasNeverReconcileOneKeyAtOnce(t *testing.T) {
 		require.NoError(t, keys.Add(k))
 	}
 	store := memory.New()
-	leases := store.Container(DefaultLeaseContainer)
+	leases := store.Container(shard.DefaultLeaseContainer)
 	l := newLedger()
 
 	t.Run("a graceful shutdown hands over", func(t *testing.T) {
 		a := startReplica(t, "a", leases, keys, l)
 		b := startReplica(t, "b", leases, keys, l)
 		require.Eventually(t, func() bool {
-			return len(a.manager.Owned()) == DefaultShards/2 && len(b.manager.Owned()) == DefaultShards/2
+			return len(a.manager.Owned()) == shard.DefaultShards/2 && len(b.manager.Owned()) == shard.DefaultShards/2
 		}, 10*time.Second, 10*time.Millisecond, "the replicas split the shards")
 		require.Eventually(t, func() bool { return l.everyKeyWorked(all) }, 10*time.Second, 10*time.Millisecond)
 
@@ -155,14 +159,14 @@ func TestTwoLeaderlessReplicasNeverReconcileOneKeyAtOnce(t *testing.T) {
 	})
 
 	t.Run("a replica cut off from the leases stops before the other takes over", func(t *testing.T) {
-		cut := &failingContainer{Container: leases}
+		cut := &cutContainer{Container: leases}
 		c := startReplica(t, "c", cut, keys, l)
 		d := startReplica(t, "d", leases, keys, l)
 		require.Eventually(t, func() bool {
-			return len(c.manager.Owned()) == DefaultShards/2 && len(d.manager.Owned()) == DefaultShards/2
+			return len(c.manager.Owned()) == shard.DefaultShards/2 && len(d.manager.Owned()) == shard.DefaultShards/2
 		}, 10*time.Second, 10*time.Millisecond, "the replicas split the shards")
 
-		cut.fail(true)
+		cut.cut.Store(true)
 		require.Eventually(t, func() bool { return len(c.manager.Owned()) == 0 }, 10*time.Second, 10*time.Millisecond)
 		require.Eventually(t, func() bool { return l.ownersOfAll(all, "d") }, 10*time.Second, 10*time.Millisecond,
 			"d works every key once c's leases expired")
@@ -174,4 +178,40 @@ func TestTwoLeaderlessReplicasNeverReconcileOneKeyAtOnce(t *testing.T) {
 	for _, r := range []string{"a", "b", "c", "d"} {
 		assert.NotEmpty(t, l.worked[r], "replica %s worked keys", r)
 	}
+}
+
+// cutContainer fails every lease call once cut, as a store the replica cannot reach.
+type cutContainer struct {
+	database.Container
+	cut atomic.Bool
+}
+
+var errCut = errors.New("cut off")
+
+func (c *cutContainer) List(ctx context.Context, opts database.ListOptions) iter.Seq2[database.Item, error] {
+	if c.cut.Load() {
+		return func(yield func(database.Item, error) bool) { yield(database.Item{}, errCut) }
+	}
+	return c.Container.List(ctx, opts)
+}
+
+func (c *cutContainer) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
+	if c.cut.Load() {
+		return nil, errCut
+	}
+	return c.Container.Batch(ctx, pk, ops)
+}
+
+func (c *cutContainer) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {
+	if c.cut.Load() {
+		return database.Item{}, errCut
+	}
+	return c.Container.Create(ctx, pk, body)
+}
+
+func (c *cutContainer) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+	if c.cut.Load() {
+		return database.Item{}, errCut
+	}
+	return c.Container.Replace(ctx, pk, id, body, ifMatch)
 }

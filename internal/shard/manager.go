@@ -162,8 +162,9 @@ func New(cfg Config) (*Manager, error) {
 func (m *Manager) Shards() int { return m.cfg.Shards }
 
 // Claim reports whether this replica owns key's shard now. While it does, the returned
-// context ends when ownership is lost or handed back, and release must be called when
-// the work on the key is done: a shard is handed back only after its claims drained.
+// context ends if ownership is lost (the lease could not be renewed in time), and
+// release must be called when the work on the key is done: a shard is handed back only
+// after its claims drained.
 func (m *Manager) Claim(key string) (ctx context.Context, release func(), ok bool) {
 	l := m.leases[Of(key, m.cfg.Shards)]
 	m.mu.Lock()
@@ -542,9 +543,11 @@ func (m *Manager) balanceLocked(now time.Time, fair int) (release []write, acqui
 		}
 	}
 	for i := len(owned) - 1; i >= fair; i-- {
+		// No new claims; the in-flight ones finish their reconcile (the lease is still
+		// held, so nobody else starts on the shard) and the lease is written free once
+		// they are released.
 		l := owned[i]
 		l.releasing = true
-		l.cancel()
 		m.logger.Info("handing a shard back to balance the replicas", "shard", l.index, "fairShare", fair)
 	}
 	for _, l := range m.leases {

@@ -164,15 +164,14 @@ func TestAShardIsHandedBackOnlyOnceItsClaimsAreReleased(t *testing.T) {
 	}
 	assert.Len(t, a.Owned(), DefaultShards/2, "a stopped owning the shards it is handing back")
 	assert.Empty(t, b.Owned(), "b gets nothing while a's claims are in flight")
-	handed := 0
+	handing := 0
 	for s, ctx := range ctxs {
-		if ctx.Err() != nil {
-			handed++
-			_, _, ok := a.Claim(keys[s])
-			assert.False(t, ok, "a shard being handed back takes no new claims")
+		assert.NoError(t, ctx.Err(), "an in-flight claim on a shard being handed back finishes its work")
+		if _, _, ok := a.Claim(keys[s]); !ok {
+			handing++
 		}
 	}
-	assert.Equal(t, DefaultShards/2, handed, "the contexts of the shards being handed back ended")
+	assert.Equal(t, DefaultShards/2, handing, "the shards being handed back take no new claims")
 
 	for _, release := range releases {
 		release()
@@ -193,6 +192,9 @@ func TestAReplicaThatCannotRenewStopsBeforeAnotherTakesOver(t *testing.T) {
 	}
 	require.Len(t, a.Owned(), DefaultShards/2)
 
+	claimed, release, ok := a.Claim(keysPerShard(DefaultShards)[a.Owned()[0]])
+	require.True(t, ok)
+	defer release()
 	failing.fail(true)
 	cutAt := clock.Now()
 	for i := 0; len(b.Owned()) < DefaultShards; i++ {
@@ -200,6 +202,7 @@ func TestAReplicaThatCannotRenewStopsBeforeAnotherTakesOver(t *testing.T) {
 		round(t, clock, fmt.Sprintf("a cut off for %s", clock.Now().Sub(cutAt)), a, b)
 		if clock.Now().Sub(cutAt) > DefaultRenewDeadline {
 			assert.Empty(t, a.Owned(), "a owns nothing past its renew deadline")
+			assert.Error(t, claimed.Err(), "an in-flight claim's context ends once its shard lapsed")
 		}
 	}
 
