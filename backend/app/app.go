@@ -111,6 +111,10 @@ func New(cfg Config) (process.App, error) {
 	}
 	// Synced once is not enough: a hung or failing change feed freezes the caches.
 	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
+	if shards != nil {
+		// A replica that cannot read the leases works no key.
+		a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: shard.ReadinessCheck, Check: shards.Check})
+	}
 	return a, nil
 }
 

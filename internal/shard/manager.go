@@ -125,6 +125,7 @@ type Manager struct {
 	members  map[string]observation // other replicas' heartbeats
 	selfETag string                 // this replica's heartbeat; "" until listed
 	stopped  bool
+	lastRead time.Time // the last round that read the leases
 	subs     map[int]func()
 	nextSub  int
 }
@@ -195,6 +196,23 @@ func (m *Manager) Owns(key string) bool {
 // is shorter than the lease duration any other replica waits before taking it over.
 func (m *Manager) ownsLocked(l *lease, now time.Time) bool {
 	return !m.stopped && l.held && !l.releasing && now.Before(l.renewedAt.Add(m.cfg.RenewDeadline))
+}
+
+// ReadinessCheck is the name of Check in /readyz.
+const ReadinessCheck = "shard-leases"
+
+// Check fails while the leases have not been read for a lease duration (or not yet):
+// such a replica works no key, whatever its caches say, so it should not look ready.
+func (m *Manager) Check(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastRead.IsZero() {
+		return errors.New("the shard leases have not been read yet")
+	}
+	if since := m.clock.Now().Sub(m.lastRead); since >= m.cfg.LeaseDuration {
+		return fmt.Errorf("the shard leases in %s have not been read for %s", m.cfg.Container.Name(), since.Round(time.Millisecond))
+	}
+	return nil
 }
 
 // Owned lists the shards this replica owns now.
@@ -309,6 +327,7 @@ func (m *Manager) tick(ctx context.Context) error {
 		return err
 	}
 	m.mu.Lock()
+	m.lastRead = now
 	m.observeLocked(docs, etags, now)
 	renew := m.renewPlanLocked()
 	m.mu.Unlock()

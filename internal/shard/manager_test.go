@@ -79,8 +79,10 @@ func TestTwoReplicasSplitTheShardsEvenlyAndNeverOverlap(t *testing.T) {
 	leases := memory.New().Container(DefaultLeaseContainer)
 	a, b := newManager(t, leases, clock, "a"), newManager(t, leases, clock, "b")
 
+	assert.ErrorContains(t, a.Check(t.Context()), "not been read yet", "unready before its first round")
 	round(t, clock, "a alone", a)
 	require.Len(t, a.Owned(), DefaultShards, "a lone replica owns every shard")
+	assert.NoError(t, a.Check(t.Context()))
 
 	for i := range 4 {
 		round(t, clock, fmt.Sprintf("b joins, round %d", i), a, b)
@@ -205,6 +207,9 @@ func TestAReplicaThatCannotRenewStopsBeforeAnotherTakesOver(t *testing.T) {
 			assert.Error(t, claimed.Err(), "an in-flight claim's context ends once its shard lapsed")
 		}
 	}
+
+	assert.ErrorContains(t, a.Check(t.Context()), "have not been read for", "a replica cut off from the leases is unready")
+	assert.NoError(t, b.Check(t.Context()))
 
 	failing.fail(false)
 	for i := range 5 {
