@@ -30,10 +30,10 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/dev/localregion"
-	"github.com/hcpsched/hcpsched/internal/shard"
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 	"github.com/hcpsched/hcpsched/internal/dev/versionsim"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // Settings of the in-process parts of the region that a run does not vary.
