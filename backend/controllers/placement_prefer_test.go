@@ -16,7 +16,7 @@ import (
 // fits.
 func TestPlacementPrefersTheMCsItsReplicaOwns(t *testing.T) {
 	tests := []struct {
-		name      string
+		name       string
 		ownedUsage int // of the owned MC's ceiling of 30
 		want       string
 	}{
