@@ -24,10 +24,12 @@ import (
 	"github.com/hcpsched/hcpsched/backend/controllers"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
+	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 	"github.com/hcpsched/hcpsched/internal/process"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // Component names the binary: its Lease, user agent and logs.
@@ -103,6 +105,26 @@ func (c *config) clusterServiceConfig(logger *slog.Logger, reg prometheus.Regist
 	return c.clusterService.Of(Component, logger.With("client", "clusterservice"), reg)
 }
 
+// layoutContainers are the containers --cosmos-ensure-layout creates: ARO-HCP's two,
+// and hcpsched's shard-lease container in leaderless mode.
+func (c *config) layoutContainers() []string {
+	out := []string{api.ResourcesContainer, api.FleetContainer}
+	if c.process.Sharded() {
+		out = append(out, c.process.Sharding.LeaseContainer)
+	}
+	return out
+}
+
+// sharding is the lease manager's config in leaderless mode, nil otherwise.
+func (c *config) sharding(store database.Store) *shard.Config {
+	if !c.process.Sharded() {
+		return nil
+	}
+	sc := c.process.ShardConfig()
+	sc.Container = store.Container(c.process.Sharding.LeaseContainer)
+	return &sc
+}
+
 // run is the whole life of the binary; main only adds the exit code.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs, cfg := newFlagSet(stderr)
@@ -121,7 +143,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if cfg.cosmosEnsureLayout {
 		layoutCtx, cancel := context.WithTimeout(ctx, DefaultLayoutTimeout)
-		err := store.EnsureLayout(layoutCtx, api.ResourcesContainer, api.FleetContainer)
+		err := store.EnsureLayout(layoutCtx, cfg.layoutContainers()...)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("creating the Cosmos DB layout: %w", err)
@@ -142,6 +164,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		Informers:      cfg.informers,
 		Placement:      cfg.placement,
 		Controllers:    cfg.controllers,
+		Sharding:       cfg.sharding(store),
 	})
 	if err != nil {
 		return err

@@ -21,9 +21,11 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/controllers"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/controller"
+	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/process"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // Defaults of the controller command's own flags.
@@ -186,6 +188,7 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 		Registerer:           reg,
 		Logger:               logger,
 		Informers:            f.informers,
+		Sharding:             shardConfig(f.shell, store),
 	})
 	if err != nil {
 		return err
@@ -210,4 +213,15 @@ func agentPoolSource(f controllerFlags, cloudConfig cloud.Configuration) (agentp
 		return nil, fmt.Errorf("azure credential for ARM: %w", err)
 	}
 	return agentpools.NewARM(credential, &arm.ClientOptions{ClientOptions: clientOptions}), nil
+}
+
+// shardConfig is the lease manager's config in leaderless mode, nil otherwise; `fleet
+// register --ensure-layout` creates its container for local stacks.
+func shardConfig(shell process.Options, store database.Store) *shard.Config {
+	if !shell.Sharded() {
+		return nil
+	}
+	sc := shell.ShardConfig()
+	sc.Container = store.Container(shell.Sharding.LeaseContainer)
+	return &sc
 }

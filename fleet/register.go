@@ -14,6 +14,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database/cosmos"
 	"github.com/hcpsched/hcpsched/internal/process"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // DefaultRegisterTimeout bounds a whole register run.
@@ -46,7 +47,7 @@ func parseRegisterFlags(args []string, stderr io.Writer, lookup process.LookupEn
 	fs.StringVar(&o.MaestroRESTAPIURL, "maestro-rest-api-url", "", "Maestro REST API URL (needed for the provision shard)")
 	fs.StringVar(&o.MaestroGRPCTarget, "maestro-grpc-target", "", "Maestro gRPC target host:port (needed for the provision shard)")
 	fs.StringVar(&o.KubeApplierCosmosContainerName, "kube-applier-cosmos-container-name", "", "Cosmos container of the management cluster's kube-applier (required)")
-	fs.BoolVar(&f.ensureLayout, "ensure-layout", false, "Create the database and the Resources, Fleet and kube-applier containers if missing (local stacks; production databases are provisioned by ARO-HCP)")
+	fs.BoolVar(&f.ensureLayout, "ensure-layout", false, "Create the database and the Resources, Fleet, kube-applier and shard-lease containers if missing (local stacks; production databases are provisioned by ARO-HCP)")
 	fs.DurationVar(&f.timeout, "timeout", f.timeout, "Give up after this long")
 	if err := process.Parse(fs, args, lookup); err != nil {
 		return f, err
@@ -75,7 +76,9 @@ func runRegister(ctx context.Context, args []string, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	if f.ensureLayout {
-		if err := store.EnsureLayout(ctx, api.ResourcesContainer, api.FleetContainer, f.opts.KubeApplierCosmosContainerName); err != nil {
+		// The shard-lease container too, at its default name: local stacks run the
+		// controllers leaderless (--leader-elect=false), which shards by lease.
+		if err := store.EnsureLayout(ctx, api.ResourcesContainer, api.FleetContainer, f.opts.KubeApplierCosmosContainerName, shard.DefaultLeaseContainer); err != nil {
 			return fmt.Errorf("creating the database layout: %w", err)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/placement"
 	"github.com/hcpsched/hcpsched/internal/process"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // Config is everything the backend is built from.
@@ -37,6 +38,10 @@ type Config struct {
 	Informers   informers.Options
 	Placement   placement.Config
 	Controllers controllers.Config
+	// Sharding, when set, splits the keys with the other replicas by shard leases
+	// (leaderless mode): every controller works only the keys of shards this replica
+	// holds. nil works every key (leader election, or a lone replica).
+	Sharding *shard.Config
 }
 
 // New builds the backend's caches and controllers; nothing runs until the returned App's
@@ -87,14 +92,30 @@ func New(cfg Config) (process.App, error) {
 		PlacementMetrics: placementMetrics,
 		CreationWaits:    creationWaits,
 	}
-	ctrls, err := controller.Build(env, controller.Runtime{Metrics: metrics, Logger: cfg.Logger},
-		controllers.Definitions(), cfg.Controllers.Settings())
+	rt := controller.Runtime{Metrics: metrics, Logger: cfg.Logger}
+	shards, err := newShards(cfg.Sharding, cfg.Registerer, cfg.Logger)
+	if err != nil {
+		return process.App{}, err
+	}
+	if shards != nil {
+		rt.Ownership = shards
+		env.PreferMC = shards.Owns
+	}
+	ctrls, err := controller.Build(env, rt, controllers.Definitions(), cfg.Controllers.Settings())
 	if err != nil {
 		return process.App{}, err
 	}
 	a := controller.NewApp(syncedCaches{Factory: factory, snapshot: snapshot}, ctrls)
+	if shards != nil {
+		run := a.RunControllers
+		a.RunControllers = func(ctx context.Context) error { return shards.RunAround(ctx, run) }
+	}
 	// Synced once is not enough: a hung or failing change feed freezes the caches.
 	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
+	if shards != nil {
+		// A replica that cannot read the leases works no key.
+		a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: shard.ReadinessCheck, Check: shards.Check})
+	}
 	return a, nil
 }
 
@@ -108,4 +129,18 @@ type syncedCaches struct {
 
 func (c syncedCaches) WaitForCacheSync(ctx context.Context) bool {
 	return c.Factory.WaitForCacheSync(ctx) && cache.WaitForCacheSync(ctx.Done(), c.snapshot.HasSynced)
+}
+
+// newShards builds the lease manager of leaderless mode, or nil without sharding.
+func newShards(cfg *shard.Config, reg prometheus.Registerer, logger *slog.Logger) (*shard.Manager, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	c := *cfg
+	c.Registerer, c.Logger = reg, logger.With("component", "shards")
+	m, err := shard.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("sharding: %w", err)
+	}
+	return m, nil
 }

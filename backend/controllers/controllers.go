@@ -67,6 +67,11 @@ type Env struct {
 	// NewClusterID mints the Cluster Service ID a cluster is pre-assigned; nil is
 	// clusterservice.NewClusterID.
 	NewClusterID func() string
+	// PreferMC, when set, is the MCs (by key) Placement tries first when the best MC
+	// overall is not one of them: in leaderless mode, the MCs whose shard this replica
+	// owns, so that replicas placing at once mostly reserve on different scheduling
+	// documents. nil prefers none.
+	PreferMC func(mcKey string) bool
 }
 
 func (e Env) now() func() time.Time {

@@ -101,6 +101,7 @@ func newPlacement(e Env, s controller.Settings) (controller.ReconcileFunc, error
 		metrics:      metrics,
 		requeueAfter: s.RequeueAfter,
 		now:          e.now(),
+		prefer:       e.PreferMC,
 	}
 	return p.reconcile, nil
 }
@@ -125,6 +126,7 @@ type placementController struct {
 	metrics      *PlacementMetrics
 	requeueAfter time.Duration
 	now          func() time.Time
+	prefer       func(mcKey string) bool
 }
 
 func (p *placementController) reconcile(ctx context.Context, key string) (controller.Result, error) {
@@ -160,7 +162,7 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	p.waiting.Wait(key, want)
 	start := time.Now()
 	view := p.snapshot.Current()
-	decision := view.Model.Decide(want, view.MCs, p.now())
+	decision := p.preferOwn(want, view, view.Model.Decide(want, view.MCs, p.now()))
 	p.metrics.decision.Observe(time.Since(start).Seconds())
 
 	if decision.Chosen == nil {
@@ -298,4 +300,27 @@ func setCapacityCondition(spc *api.ServiceProviderCluster, status, reason, messa
 	api.SetCondition(&spc.Properties.Status.Placement.Conditions, api.Condition{
 		Type: placement.ConditionCapacityAvailable, Status: status, Reason: reason, Message: message,
 	}, at)
+}
+
+// preferOwn decides again among the preferred MCs when the best MC overall is not one
+// of them (and the decision reuses no reservation): leaderless replicas then reserve
+// mostly on MCs of their own shards instead of all racing for the same best one. When
+// none of them fits, the overall decision stands.
+func (p *placementController) preferOwn(want placement.Cluster, view *candidates.View, d placement.Decision) placement.Decision {
+	if p.prefer == nil || d.Chosen == nil || d.Reused || p.prefer(d.Chosen.ID()) {
+		return d
+	}
+	own := make([]*placement.MC, 0, len(view.MCs))
+	for _, mc := range view.MCs {
+		if p.prefer(mc.ID()) {
+			own = append(own, mc)
+		}
+	}
+	if len(own) == 0 {
+		return d
+	}
+	if mine := view.Model.Decide(want, own, p.now()); mine.Chosen != nil {
+		return mine
+	}
+	return d
 }

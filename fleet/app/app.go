@@ -4,7 +4,9 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/informers"
 	"github.com/hcpsched/hcpsched/internal/process"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // Config is everything the fleet's controllers are built from.
@@ -37,6 +40,9 @@ type Config struct {
 	Registerer           prometheus.Registerer
 	Logger               *slog.Logger
 	Informers            informers.Options
+	// Sharding, when set, splits the MC keys with the other replicas by shard leases
+	// (leaderless mode). nil works every key.
+	Sharding *shard.Config
 }
 
 // New builds the fleet's caches and controllers; nothing runs until the returned App's
@@ -64,13 +70,31 @@ func New(cfg Config) (process.App, error) {
 		Region:         cfg.Region,
 		Registerer:     cfg.Registerer,
 	}
-	running, err := controller.Build(env, controller.Runtime{Metrics: metrics, Logger: cfg.Logger}, controllers.Definitions(), settings(cfg))
+	rt := controller.Runtime{Metrics: metrics, Logger: cfg.Logger}
+	var shards *shard.Manager
+	if cfg.Sharding != nil {
+		sc := *cfg.Sharding
+		sc.Registerer, sc.Logger = cfg.Registerer, cfg.Logger.With("component", "shards")
+		if shards, err = shard.New(sc); err != nil {
+			return process.App{}, fmt.Errorf("sharding: %w", err)
+		}
+		rt.Ownership = shards
+	}
+	running, err := controller.Build(env, rt, controllers.Definitions(), settings(cfg))
 	if err != nil {
 		return process.App{}, err
 	}
 	a := controller.NewApp(factory, running)
+	if shards != nil {
+		run := a.RunControllers
+		a.RunControllers = func(ctx context.Context) error { return shards.RunAround(ctx, run) }
+	}
 	// Synced once is not enough: a hung or failing change feed freezes the caches.
 	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
+	if shards != nil {
+		// A replica that cannot read the leases works no key.
+		a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: shard.ReadinessCheck, Check: shards.Check})
+	}
 	return a, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/controllertest"
 	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // What ARO-HCP's fixtures hold for management cluster 1.
@@ -42,9 +43,20 @@ func decoded[P any](t *testing.T, item database.Item) *api.Document[P] {
 
 // The fleet as it runs, its five controllers on their triggers, takes a freshly
 // registered management cluster to a registered, Ready MC whose scheduling document
-// follows the capacity report, releasing a reservation once its cluster is reported.
+// follows the capacity report, releasing a reservation once its cluster is reported:
+// with one replica working every key, and as a leaderless replica that leases the shards
+// of its keys first.
 func TestFleetTakesARegisteredManagementClusterToSchedulingData(t *testing.T) {
 	t.Parallel()
+	for name, sharded := range map[string]bool{"every key": false, "leaderless, sharded": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fleetToSchedulingData(t, sharded)
+		})
+	}
+}
+
+func fleetToSchedulingData(t *testing.T, sharded bool) {
 	hooks := &controllertest.Hooks{}
 	k := controllertest.New(t, controllertest.WithStore(hooks.Wrap))
 	require.NoError(t, register.Run(t.Context(), k.Memory, register.Options{
@@ -63,11 +75,18 @@ func TestFleetTakesARegisteredManagementClusterToSchedulingData(t *testing.T) {
 	pools, err := agentpools.ParseStatic([]byte(`{"*": [{"name": "worker", "properties": {"vmSize": "Standard_D16ds_v5",
 		"count": 3, "enableAutoScaling": true, "maxCount": 10, "nodeLabels": {"aro-hcp.azure.com/role": "worker"}}}]}`))
 	require.NoError(t, err)
+	var sharding *shard.Config
+	if sharded {
+		// On the unhooked store: the leases' own writes are not the controllers'.
+		sharding = &shard.Config{Container: k.Memory.Container(shard.DefaultLeaseContainer), Group: "fleet", Identity: "fleet-0",
+			Shards: shard.DefaultShards, LeaseDuration: time.Second, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
+	}
 	fleet, err := New(Config{
 		Store: k.Store, ClusterService: k.CSClient, AgentPools: pools, VMSizes: capacity.DefaultVMSizes, Region: "westus3",
 		Workers: 2, ResyncPeriod: time.Hour, CapacityPollInterval: 20 * time.Millisecond, ScaleCeilingInterval: time.Hour,
 		Registerer: prometheus.NewRegistry(), Logger: k.Logger,
 		Informers: informers.Options{PollInterval: controllertest.PollInterval},
+		Sharding:  sharding,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -63,6 +63,9 @@ type Options struct {
 	// Clock times requeue-after waits; nil is the real clock. Tests pass a fake one to
 	// step through waits without sleeping.
 	Clock Clock
+	// Ownership, when set, limits the controller to the keys this replica owns
+	// (leaderless replicas; see ownership.go). nil works every key.
+	Ownership Ownership
 }
 
 // Clock is the time source of the controller's delayed requeues.
@@ -208,6 +211,7 @@ func KeyForType(resourceType string) KeyFunc {
 // the workers and returns.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
+	defer c.resyncOnAcquire()()
 	c.logger.Info("starting controller", "workers", c.opts.Workers)
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
@@ -278,6 +282,12 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	ctx, release, owned := c.claim(ctx, key)
+	if !owned {
+		c.queue.Forget(key) // its owner works it; resyncOnAcquire brings it back here
+		return true
+	}
+	defer release()
 	logger := c.logger.With("resourceID", key)
 	start := time.Now()
 	// The deadline frees a worker stuck on a call that never answers; the reconcile

@@ -50,6 +50,8 @@ type Runtime struct {
 	// RateLimiter, when set, builds each controller's retry rate limiter (tests
 	// shorten the back-off); nil keeps the framework's default.
 	RateLimiter func() workqueue.TypedRateLimiter[string]
+	// Ownership, when set, limits every controller to the keys this replica owns.
+	Ownership Ownership
 }
 
 // Build builds each definition with its settings from cfg (a definition without an entry
@@ -84,6 +86,7 @@ func buildOne[E any](env E, rt Runtime, def Definition[E], s Settings) (*Control
 		ReconcileTimeout: s.ReconcileTimeout,
 		Metrics:          rt.Metrics,
 		Logger:           rt.Logger,
+		Ownership:        rt.Ownership,
 	}
 	if rt.RateLimiter != nil {
 		opts.RateLimiter = rt.RateLimiter()

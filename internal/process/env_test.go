@@ -143,7 +143,7 @@ func TestDescribe(t *testing.T) {
 		order = append(order, d.Flag)
 	}
 	assert.IsNonDecreasing(t, order, "flags are listed in name order")
-	assert.Len(t, docs, 12)
+	assert.Len(t, docs, 17)
 
 	tests := []FlagDoc{
 		{Flag: "--metrics-address", Env: "HCPSCHED_METRICS_ADDRESS", Type: "string", Default: ":8080"},
@@ -158,6 +158,11 @@ func TestDescribe(t *testing.T) {
 		{Flag: "--leader-election-retry-period", Env: "HCPSCHED_LEADER_ELECTION_RETRY_PERIOD", Type: "duration", Default: "2s"},
 		{Flag: "--kubeconfig", Env: "HCPSCHED_KUBECONFIG", Type: "string", Default: ""},
 		{Flag: "--shutdown-timeout", Env: "HCPSCHED_SHUTDOWN_TIMEOUT", Type: "duration", Default: "30s"},
+		{Flag: "--shards", Env: "HCPSCHED_SHARDS", Type: "int", Default: "16"},
+		{Flag: "--shard-lease-container", Env: "HCPSCHED_SHARD_LEASE_CONTAINER", Type: "string", Default: "hcpschedLeases"},
+		{Flag: "--shard-lease-duration", Env: "HCPSCHED_SHARD_LEASE_DURATION", Type: "duration", Default: "15s"},
+		{Flag: "--shard-renew-deadline", Env: "HCPSCHED_SHARD_RENEW_DEADLINE", Type: "duration", Default: "10s"},
+		{Flag: "--shard-retry-period", Env: "HCPSCHED_SHARD_RETRY_PERIOD", Type: "duration", Default: "2s"},
 	}
 	for _, want := range tests {
 		got, ok := byFlag[want.Flag]

@@ -49,6 +49,8 @@ type Options struct {
 	LeaderElectionRetryPeriod   time.Duration
 	Kubeconfig                  string
 	ShutdownTimeout             time.Duration
+	// Sharding is leaderless mode's split of the keys (sharding.go).
+	Sharding ShardingOptions
 
 	// KubeClient, when set, is used for leader election instead of a client built from
 	// Kubeconfig. Tests inject k8s.io/client-go/kubernetes/fake here.
@@ -71,6 +73,7 @@ func NewOptions(component string) Options {
 		LeaderElectionRenewDeadline: DefaultRenewDeadline,
 		LeaderElectionRetryPeriod:   DefaultRetryPeriod,
 		ShutdownTimeout:             DefaultShutdownTimeout,
+		Sharding:                    defaultShardingOptions(),
 	}
 }
 
@@ -79,7 +82,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddress, "metrics-address", o.MetricsAddress, "Address the Prometheus /metrics endpoint listens on.")
 	fs.StringVar(&o.HealthAddress, "health-address", o.HealthAddress, "Address /healthz and /readyz listen on; may equal --metrics-address to share one server.")
 	fs.Var((*levelValue)(&o.LogLevel), "log-level", "Minimum `level` logged: debug, info, warn or error.")
-	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run controllers only while holding the leader Lease; false makes this process lead at once (local runs).")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run controllers only while holding the leader Lease; false runs them at once, on the keys of the shards this replica leases in Cosmos (see --shards; local runs and several replicas without Kubernetes).")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader Lease; empty means the pod's own namespace.")
 	fs.StringVar(&o.LeaderElectionLeaseName, "leader-election-lease-name", o.LeaderElectionLeaseName, "Name of the leader Lease.")
 	fs.StringVar(&o.LeaderElectionIdentity, "leader-election-identity", o.LeaderElectionIdentity, "Identity recorded in the Lease while leading; must be unique per replica (default: host name).")
@@ -88,6 +91,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.LeaderElectionRetryPeriod, "leader-election-retry-period", o.LeaderElectionRetryPeriod, "Interval between attempts to acquire or renew the Lease.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig for leader election; empty uses the in-cluster service account.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "How long controllers may drain and HTTP servers may finish after SIGTERM.")
+	o.Sharding.addFlags(fs)
 }
 
 // Validate reports every invalid option at once, naming flags so an operator can fix
@@ -102,6 +106,9 @@ func (o Options) Validate() error {
 	}
 	if err := durationflag.Positive("shutdown-timeout", o.ShutdownTimeout); err != nil {
 		errs = append(errs, err)
+	}
+	if !o.LeaderElect {
+		errs = append(errs, o.Sharding.validate()...)
 	}
 	if o.LeaderElect {
 		if o.LeaderElectionLeaseName == "" {

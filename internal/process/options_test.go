@@ -48,6 +48,20 @@ func TestValidate(t *testing.T) {
 		{name: "sub-second lease", modify: func(o *Options) {
 			o.LeaderElectionLeaseDuration, o.LeaderElectionRenewDeadline, o.LeaderElectionRetryPeriod = 900*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond
 		}, wantErr: []string{"at least 1s"}},
+		{name: "leader election ignores the shard settings", modify: func(o *Options) {
+			o.Sharding.Shards, o.Sharding.LeaseContainer = -1, ""
+		}},
+		{name: "leaderless without shards ignores their timing", modify: func(o *Options) {
+			o.LeaderElect, o.Sharding.Shards, o.Sharding.LeaseDuration = false, 0, 0
+		}},
+		{name: "leaderless shard count out of range", modify: func(o *Options) { o.LeaderElect, o.Sharding.Shards = false, 100 },
+			wantErr: []string{"--shards must be between 0 and 99, got 100"}},
+		{name: "leaderless shard timing", modify: func(o *Options) {
+			o.LeaderElect = false
+			o.Sharding.LeaseContainer = ""
+			o.Sharding.LeaseDuration, o.Sharding.RenewDeadline, o.Sharding.RetryPeriod = 5*time.Second, 5*time.Second, 6*time.Second
+		}, wantErr: []string{"--shard-lease-container", "--shard-renew-deadline (5s) must be greater than --shard-retry-period (6s)",
+			"--shard-lease-duration (5s) must be greater than --shard-renew-deadline (5s)"}},
 		{name: "missing identity and lease name", modify: func(o *Options) { o.LeaderElectionIdentity, o.LeaderElectionLeaseName = "", "" },
 			wantErr: []string{"--leader-election-identity", "--leader-election-lease-name"}},
 	}
@@ -66,6 +80,21 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestShardedAndShardConfig(t *testing.T) {
+	o := NewOptions("backend")
+	o.LeaderElectionIdentity = "pod-0"
+	assert.False(t, o.Sharded(), "with leader election one replica works every key")
+	o.LeaderElect = false
+	require.True(t, o.Sharded(), "leaderless mode shards by default")
+	a, b := o.ShardConfig(), o.ShardConfig()
+	assert.Equal(t, "backend", a.Group)
+	assert.Equal(t, 16, a.Shards)
+	assert.Regexp(t, `^pod-0-[0-9a-f]{8}$`, a.Identity)
+	assert.NotEqual(t, a.Identity, b.Identity, "two processes on one host get different identities")
+	o.Sharding.Shards = 0
+	assert.False(t, o.Sharded(), "--shards=0 turns sharding off")
 }
 
 func TestParseLevel(t *testing.T) {

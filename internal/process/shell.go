@@ -299,9 +299,10 @@ func (s *Shell) lifecycle(ctx context.Context, app App) error {
 	return s.runElected(ctx, app)
 }
 
-// runWithoutElection leads at once: local runs have no Kubernetes to elect with.
+// runWithoutElection leads at once: local runs have no Kubernetes to elect with. With
+// shards, the binary's App works only the keys of the shards it leases.
 func (s *Shell) runWithoutElection(ctx context.Context, app App) error {
-	s.logger.Info("leader election disabled, starting controllers")
+	s.logger.Info("leader election disabled, starting controllers", "shards", s.opts.Sharding.Shards, "sharded", s.opts.Sharded())
 	s.isLeader.Set(1)
 	defer s.isLeader.Set(0)
 	done := make(chan error, 1)

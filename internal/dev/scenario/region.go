@@ -33,6 +33,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 	"github.com/hcpsched/hcpsched/internal/dev/versionsim"
 	"github.com/hcpsched/hcpsched/internal/informers"
+	"github.com/hcpsched/hcpsched/internal/shard"
 )
 
 // Settings of the in-process parts of the region that a run does not vary.
@@ -236,7 +237,8 @@ func (r *region) startStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := store.EnsureLayout(ctx, append([]string{api.ResourcesContainer, api.FleetContainer}, r.kubeApplierContainers()...)...); err != nil {
+	// The shard-lease container too: the backends run leaderless, sharded by lease.
+	if err := store.EnsureLayout(ctx, append([]string{api.ResourcesContainer, api.FleetContainer, shard.DefaultLeaseContainer}, r.kubeApplierContainers()...)...); err != nil {
 		return fmt.Errorf("creating the emulator's layout: %w", err)
 	}
 	r.store = store
