@@ -1,10 +1,10 @@
 package controllers
 
 import (
+	"strings"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,6 +121,8 @@ type placementController struct {
 	fleet        database.Container
 	spcWriter    docwrite.Writer[api.ServiceProviderClusterProperties]
 	reservations docwrite.Writer[api.ManagementClusterSchedulingProperties]
+	// reserving serialises this process's reservations per scheduling document.
+	reserving keyedLocks
 	// cs is asked only before withdrawing a vanished MC's intent (placement_replacement.go).
 	cs           clusterservice.Clusters
 	metrics      *PlacementMetrics
@@ -160,10 +162,8 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	// In the room before the snapshot is read: an MC change after the read wakes the
 	// cluster, and one before it is in what the decision sees.
 	p.waiting.Wait(key, want)
-	start := time.Now()
-	view := p.snapshot.Current()
-	decision := p.preferOwn(want, view, view.Model.Decide(want, view.MCs, p.now()))
-	p.metrics.decision.Observe(time.Since(start).Seconds())
+	decision, release := p.decide(want)
+	defer release()
 
 	if decision.Chosen == nil {
 		p.metrics.count(decision.Outcome)
@@ -202,6 +202,9 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 			return controller.Result{RequeueAfter: DefaultPlacementConflictRequeue}, nil
 		}
 	}
+	// The chosen MC's scheduling document is written (or checked): other workers may
+	// reserve on it again.
+	release()
 	// From here a crash leaves a reservation that the next attempt reuses, or that
 	// PendingCleanup drops once the SPC says the cluster went elsewhere.
 	placedAt, recorded, err := p.record(ctx, spc, chosen.ManagementCluster.ResourceID, decision)
@@ -220,6 +223,40 @@ func (p *placementController) reconcile(ctx context.Context, key string) (contro
 	p.metrics.placed(cluster, placedAt)
 	logger.Info("placed", "managementCluster", chosen.ManagementCluster.ResourceID, "reusedReservation", decision.Reused)
 	return controller.Result{}, nil
+}
+
+// localRedecisions bounds how often one pass decides again because another worker of
+// this process wrote the chosen MC's scheduling document while the pass waited for it.
+// Each such write is in the snapshot at once (Assume), so a new decision sees it; the
+// bound only stops a pass from chasing an MC that keeps changing.
+const localRedecisions = 5
+
+// decide runs the engine on the current snapshot and, when it chooses an MC, returns
+// holding that MC's reservation lock, with the cached scheduling document unchanged
+// since the decision read it. Without the lock, workers that chose one MC at once all
+// sent a write guarded by the same etag, and all but the first got a 412, a wasted
+// request and a requeue: most of the 412s of a burst. The lock serialises this
+// process's writers of one MC only; another process (the fleet, another replica) still
+// meets the etag at the store. release is idempotent and never nil.
+func (p *placementController) decide(want placement.Cluster) (placement.Decision, func()) {
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		view := p.snapshot.Current()
+		decision := p.preferOwn(want, view, view.Model.Decide(want, view.MCs, p.now()))
+		p.metrics.decision.Observe(time.Since(start).Seconds())
+		if decision.Chosen == nil || decision.Chosen.Scheduling == nil {
+			return decision, func() {}
+		}
+		id := decision.Chosen.Scheduling.ResourceID
+		release := p.reserving.lock(strings.ToLower(id))
+		current, err := p.schedulings.Get(id)
+		if err != nil || current == nil || current.ETag == decision.Chosen.Scheduling.ETag || attempt >= localRedecisions {
+			// Unchanged, or gone from the cache, or chased long enough: the write's
+			// If-Match is the judge.
+			return decision, release
+		}
+		release()
+	}
 }
 
 // reservationStands reads the stored scheduling document the decision reused a
