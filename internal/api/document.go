@@ -256,17 +256,3 @@ func Encode[P any](d *Document[P]) ([]byte, error) {
 	}
 	return b, nil
 }
-
-// DeepCopy returns an independent copy. Lister results are shared cache pointers, so a
-// controller copies before it mutates.
-func (d *Document[P]) DeepCopy() *Document[P] {
-	b, err := Encode(d)
-	if err != nil {
-		panic(fmt.Sprintf("api: encoding a decoded document cannot fail: %v", err))
-	}
-	c, err := Decode[P](b)
-	if err != nil {
-		panic(fmt.Sprintf("api: decoding an encoded document cannot fail: %v", err))
-	}
-	return c
-}
