@@ -152,8 +152,9 @@ func planCopier(t reflect.Type) copier {
 		case objectType:
 			return func(dst, _ reflect.Value) {
 				o := dst.Addr().Interface().(*Object)
-				o.keys = slices.Clone(o.keys)
-				o.raw = maps.Clone(o.raw)
+				if o.o != nil {
+					o.o = &objectData{keys: slices.Clone(o.o.keys), raw: maps.Clone(o.o.raw)}
+				}
 			}
 		case timeType:
 			return nil // immutable; its *Location is shared by design

@@ -36,7 +36,7 @@ type CosmosMetadata struct {
 	// ETag is the _etag the last writer read before replacing: one version stale.
 	ETag            string `json:"etag,omitempty"`
 	InstanceVersion int64  `json:"instanceVersion,omitempty"`
-	PartitionKey    string `json:"partitionKey,omitempty"`
+	PartitionKey    string `json:"partitionKey,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -51,9 +51,9 @@ type metadataHolder interface {
 // Document is the envelope every ARO-HCP container uses around a typed properties object.
 type Document[P any] struct {
 	ID                string     `json:"id"`
-	PartitionKey      string     `json:"partitionKey,omitempty"`
+	PartitionKey      string     `json:"partitionKey,omitempty" hcpsched:"intern"`
 	ResourceID        string     `json:"resourceID,omitempty"`
-	ResourceType      string     `json:"resourceType,omitempty"`
+	ResourceType      string     `json:"resourceType,omitempty" hcpsched:"intern"`
 	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
 	TTL               int        `json:"ttl,omitempty"`
 	Properties        P          `json:"properties"`

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unique"
 )
 
 // DecodeLean reads a stored document like Decode, accepting and rejecting the same
@@ -99,7 +100,13 @@ type leanField struct {
 	index int
 	name  string
 	plan  *leanPlan
+	// intern: the field's values repeat across documents (enumerations, defaults,
+	// resource types, management cluster IDs), so each distinct value is held once.
+	intern bool
 }
+
+// internTag marks a string field whose values DecodeLean interns: `hcpsched:"intern"`.
+const internTag = "intern"
 
 var (
 	leanPlanCache  sync.Map // reflect.Type -> *leanPlan, complete plans only
@@ -146,7 +153,10 @@ func buildLeanPlan(t reflect.Type) *leanPlan {
 		info := infoFor(t)
 		p.byName = info.byName
 		for _, f := range info.fields {
-			p.fields = append(p.fields, leanField{index: f.index, name: f.name, plan: buildLeanPlan(t.Field(f.index).Type)})
+			sf := t.Field(f.index)
+			lf := leanField{index: f.index, name: f.name, plan: buildLeanPlan(sf.Type)}
+			lf.intern = sf.Tag.Get("hcpsched") == internTag && sf.Type.Kind() == reflect.String
+			p.fields = append(p.fields, lf)
 		}
 	case t.Kind() == reflect.Pointer && isLevel(t.Elem()):
 		p.kind, p.elem = leanPtrLevel, buildLeanPlan(t.Elem())
@@ -287,8 +297,12 @@ func decodeLeanLevel(data []byte, v reflect.Value, p *leanPlan) error {
 			continue
 		}
 		f := p.fields[fi]
-		if err := decodeLeanValue(raw, v.Field(f.index), f.plan); err != nil {
+		fv := v.Field(f.index)
+		if err := decodeLeanValue(raw, fv, f.plan); err != nil {
 			return fmt.Errorf("field %q: %w", f.name, err)
+		}
+		if f.intern && fv.Len() > 0 {
+			fv.SetString(unique.Make(fv.String()).Value())
 		}
 	}
 	return nil
