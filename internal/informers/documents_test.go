@@ -3,12 +3,14 @@ package informers_test
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
@@ -126,4 +128,24 @@ func TestRegisteringOneTypeInTwoModesPanics(t *testing.T) {
 func TestUnknownDocumentsModeIsRefused(t *testing.T) {
 	_, err := informers.NewFactory(memory.New(), informers.Options{Documents: informers.Documents(9)})
 	require.ErrorContains(t, err, "unknown documents mode Documents(9)")
+}
+
+// Each cache keeps only the indexes something reads: an index costs a copy of each
+// indexed value and a set per value, per cached document.
+func TestCachesIndexOnlyWhatIsRead(t *testing.T) {
+	factory, err := informers.NewFactory(memory.New(), informers.Options{Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	caches := informers.NewCaches(factory)
+	indexes := func(inf interface{ GetIndexer() cache.Indexer }) []string {
+		var names []string
+		for name := range inf.GetIndexer().GetIndexers() {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		return names
+	}
+	assert.Equal(t, []string{informers.IndexBySubscription}, indexes(caches.Clusters()))
+	assert.Equal(t, []string{informers.IndexByCluster, informers.IndexByIntendedManagementCluster}, indexes(caches.ServiceProviderClusters()))
+	assert.Equal(t, []string{informers.IndexByProvisionShard}, indexes(caches.ManagementClusters()))
+	assert.Equal(t, []string{informers.IndexByPendingCluster}, indexes(caches.ManagementClusterSchedulings()))
 }

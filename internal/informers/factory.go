@@ -233,7 +233,7 @@ func decoder[P any](docs Documents) func(database.Item) (decodedItem, error) {
 		}
 		obj := newObject(d, rid)
 		// The key is the object's own name: one string per cached document, not two.
-		return decodedItem{obj: obj, key: obj.Name, version: obj.version, deleted: d.IsDeleted()}, nil
+		return decodedItem{obj: obj, key: obj.Name, deleted: d.IsDeleted()}, nil
 	}
 }
 
@@ -333,7 +333,7 @@ func (lw *listWatch) List(options metav1.ListOptions) (runtime.Object, error) {
 			lw.pump.malformed(lw.reg.resourceType, item, err)
 			continue
 		}
-		w.listed(d.key, d.version)
+		w.listed(d.key, d.obj)
 		if d.deleted {
 			continue
 		}
@@ -363,7 +363,9 @@ func (lw *listWatch) Watch(options metav1.ListOptions) (watch.Interface, error) 
 
 // Resource types of the caches the binaries use, with their indexes.
 const (
-	// IndexByCluster maps clusters and their SPCs to the lowercased cluster resource ID.
+	// IndexByCluster maps SPCs to their lowercased cluster resource ID. Clusters have no
+	// such index: their own key is that value already (Lister.Get), and an index would
+	// hold one more copy of the key and one set per cached cluster.
 	IndexByCluster = "byCluster"
 	// IndexBySubscription maps clusters to their subscription's key (the lowercased
 	// /subscriptions/{id}), so that a subscription's event reaches the clusters in it.
@@ -398,7 +400,6 @@ func indexByAncestor[P any](resourceType string) cache.IndexFunc {
 // clusters registers the HCPOpenShiftCluster informer; Caches is the way in.
 func clusters(f *Factory) *Informer[api.ClusterProperties] {
 	return Register[api.ClusterProperties](f, api.ResourcesContainer, api.ClusterResourceType, cache.Indexers{
-		IndexByCluster: indexByAncestor[api.ClusterProperties](api.ClusterResourceType),
 		IndexBySubscription: func(obj any) ([]string, error) {
 			d, ok := DocumentOf[api.ClusterProperties](obj)
 			if !ok {

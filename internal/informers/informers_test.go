@@ -361,7 +361,7 @@ func TestAssumedWritesAreVisibleAtOnce(t *testing.T) {
 	schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
 	updates := make(chan string, 10)
 	_, err = schedulings.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
-		updates <- n.(*informers.Object[api.ManagementClusterSchedulingProperties]).ResourceVersion
+		updates <- n.(*informers.Object[api.ManagementClusterSchedulingProperties]).GetResourceVersion()
 	}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
