@@ -15,7 +15,7 @@ import (
 // DecodeLean reads a stored document like Decode, accepting and rejecting the same
 // inputs with the same DecodeError, but keeps only the fields the types declare: every
 // embedded Object stays empty (no key order, no raw values). Caches hold documents this
-// way, about a seventh of a full decode's heap. A lean document encodes its declared
+// way, about an eighth of a full decode's heap. A lean document encodes its declared
 // fields only, so it must never be the base of a whole-document Replace: only of writes
 // that send the owned fields alone (Cosmos PATCH).
 //
