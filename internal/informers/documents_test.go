@@ -149,3 +149,13 @@ func TestCachesIndexOnlyWhatIsRead(t *testing.T) {
 	assert.Equal(t, []string{informers.IndexByProvisionShard}, indexes(caches.ManagementClusters()))
 	assert.Equal(t, []string{informers.IndexByPendingCluster}, indexes(caches.ManagementClusterSchedulings()))
 }
+
+// Caches keep lean documents unless a caller asks for full ones.
+func TestCachesAreLeanByDefault(t *testing.T) {
+	assert.Equal(t, informers.LeanDocuments, informers.DefaultDocuments)
+	factory, err := informers.NewFactory(memory.New(), informers.Options{Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	caches := informers.NewCaches(factory)
+	assert.Equal(t, informers.LeanDocuments, caches.Clusters().Documents())
+	assert.Equal(t, informers.LeanDocuments, caches.ManagementClusterSchedulings().Documents())
+}

@@ -34,8 +34,10 @@ const (
 	// running ahead of Cosmos's cannot skip a change; replays are dropped by the gate
 	// (same _etag).
 	DefaultStartMargin = 5 * time.Second
-	// DefaultDocuments is what caches keep of each document unless told otherwise.
-	DefaultDocuments = FullDocuments
+	// DefaultDocuments is what caches keep of each document unless told otherwise: the
+	// declared fields only, since every controller write sends the fields it owns and
+	// nothing else (Cosmos PATCH), so no write is based on a whole cached document.
+	DefaultDocuments = LeanDocuments
 )
 
 // Documents is what an informer's cache keeps of each document.

@@ -135,7 +135,9 @@ func start(t *testing.T, newStore func(t *testing.T) testStore, relist time.Dura
 	t.Helper()
 	f := &fixture{store: &countingStore{Store: newStore(t)}, registry: prometheus.NewRegistry()}
 	var err error
-	f.factory, err = informers.NewFactory(f.store, informers.Options{PollInterval: pollInterval, RelistPeriod: relist, Registerer: f.registry})
+	// Full documents: tests see other writers' changes through a field no type declares
+	// (foreignWrite), which only full documents keep. The gate is the same in both modes.
+	f.factory, err = informers.NewFactory(f.store, informers.Options{PollInterval: pollInterval, RelistPeriod: relist, Registerer: f.registry, Documents: informers.FullDocuments})
 	require.NoError(t, err)
 	f.clusters = informers.NewCaches(f.factory).Clusters()
 	f.spcs = informers.NewCaches(f.factory).ServiceProviderClusters()
