@@ -177,16 +177,6 @@ func TestCosmosIDMatchesStoredDocuments(t *testing.T) {
 	}
 }
 
-func TestDeepCopyIsIndependent(t *testing.T) {
-	d, err := api.Decode[api.ManagementClusterSchedulingProperties](arohcp.Get("constructed/fleet-scheduling-stamp-1-observed.json"))
-	require.NoError(t, err)
-	c := d.DeepCopy()
-	c.Properties.Status.ObservedResources.Capacity["cpu"] = "1"
-	c.Properties.Status.Conditions[0].Status = "False"
-	assert.Equal(t, "126560m", d.Properties.Status.ObservedResources.Capacity["cpu"])
-	assert.Equal(t, "True", d.Properties.Status.Conditions[0].Status)
-}
-
 func TestDecodeErrorsNameTheDocument(t *testing.T) {
 	const rid = "/subscriptions/s/resourceGroups/r/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c"
 	tests := []struct {

@@ -36,7 +36,7 @@ type CosmosMetadata struct {
 	// ETag is the _etag the last writer read before replacing: one version stale.
 	ETag            string `json:"etag,omitempty"`
 	InstanceVersion int64  `json:"instanceVersion,omitempty"`
-	PartitionKey    string `json:"partitionKey,omitempty"`
+	PartitionKey    string `json:"partitionKey,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -51,9 +51,9 @@ type metadataHolder interface {
 // Document is the envelope every ARO-HCP container uses around a typed properties object.
 type Document[P any] struct {
 	ID                string     `json:"id"`
-	PartitionKey      string     `json:"partitionKey,omitempty"`
+	PartitionKey      string     `json:"partitionKey,omitempty" hcpsched:"intern"`
 	ResourceID        string     `json:"resourceID,omitempty"`
-	ResourceType      string     `json:"resourceType,omitempty"`
+	ResourceType      string     `json:"resourceType,omitempty" hcpsched:"intern"`
 	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
 	TTL               int        `json:"ttl,omitempty"`
 	Properties        P          `json:"properties"`
@@ -61,6 +61,9 @@ type Document[P any] struct {
 	// If-Match and _ts for change-feed lag.
 	ETag      string `json:"_etag,omitempty"`
 	Timestamp int64  `json:"_ts,omitempty"`
+	// LSN is _lsn, the partition's write sequence number, which Cosmos adds to
+	// change-feed items only (0 elsewhere); caches order a document's writes by it.
+	LSN int64 `json:"_lsn,omitempty"`
 	Object
 }
 
@@ -157,20 +160,6 @@ func (d *Document[P]) ensureMetadata() *CosmosMetadata {
 	return m
 }
 
-// DeepCopy returns an independent copy. Lister results are shared cache pointers, so a
-// controller copies before it mutates.
-func (d *Document[P]) DeepCopy() *Document[P] {
-	b, err := Encode(d)
-	if err != nil {
-		panic(fmt.Sprintf("api: encoding a decoded document cannot fail: %v", err))
-	}
-	c, err := Decode[P](b)
-	if err != nil {
-		panic(fmt.Sprintf("api: decoding an encoded document cannot fail: %v", err))
-	}
-	return c
-}
-
 // DecodeError names the document that failed to decode, so a bad item in a shared
 // database can be found and fixed.
 type DecodeError struct {
@@ -241,13 +230,22 @@ func Decode[P any](data []byte) (*Document[P], error) {
 	if err := json.Unmarshal(data, d); err != nil {
 		return fail(err)
 	}
-	if d.ID == "" {
-		return fail(errors.New("missing id"))
-	}
-	if _, err := d.ParsedResourceID(); err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrInvalidResourceID, err))
+	if err := checkDecoded(d); err != nil {
+		return fail(err)
 	}
 	return d, nil
+}
+
+// checkDecoded is what every decoder requires of a document besides its JSON: an id and
+// a resource ID that parses.
+func checkDecoded[P any](d *Document[P]) error {
+	if d.ID == "" {
+		return errors.New("missing id")
+	}
+	if _, err := d.ParsedResourceID(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidResourceID, err)
+	}
+	return nil
 }
 
 // Encode writes a document for storage.

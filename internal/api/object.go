@@ -17,27 +17,53 @@ import (
 // struct level hcpsched decodes embeds an Object and is encoded through it: keys the struct
 // does not declare pass through byte-for-byte, and declared keys whose value did not change
 // keep their original bytes (a foreign timestamp with seven fractional digits stays as it was).
+//
+// It is one pointer, nil in documents decoded lean (DecodeLean) or built in code: every
+// level of every cached document embeds one. Copies of a struct share what it points to,
+// so copy documents with DeepCopy, never by value, before changing unknown fields.
 type Object struct {
+	o *objectData
+}
+
+type objectData struct {
 	keys []string
 	raw  map[string]json.RawMessage
 }
 
+func (o Object) keys() []string {
+	if o.o == nil {
+		return nil
+	}
+	return o.o.keys
+}
+
+func (o Object) raw() map[string]json.RawMessage {
+	if o.o == nil {
+		return nil
+	}
+	return o.o.raw
+}
+
 // Unknown returns the raw value of a key the owning struct does not declare, if present.
 func (o *Object) Unknown(key string) (json.RawMessage, bool) {
-	v, ok := o.raw[key]
+	v, ok := o.raw()[key]
 	return v, ok
 }
 
 // SetUnknown sets or replaces a key the owning struct does not declare. Tests and migration
-// code use it; controllers change only declared fields.
+// code use it; controllers change only declared fields. It replaces the map entry, never
+// the bytes of a value, so copies may share values (see DeepCopy).
 func (o *Object) SetUnknown(key string, value json.RawMessage) {
-	if o.raw == nil {
-		o.raw = map[string]json.RawMessage{}
+	if o.o == nil {
+		o.o = &objectData{}
 	}
-	if _, ok := o.raw[key]; !ok {
-		o.keys = append(o.keys, key)
+	if o.o.raw == nil {
+		o.o.raw = map[string]json.RawMessage{}
 	}
-	o.raw[key] = value
+	if _, ok := o.o.raw[key]; !ok {
+		o.o.keys = append(o.o.keys, key)
+	}
+	o.o.raw[key] = value
 }
 
 var objectType = reflect.TypeFor[Object]()
@@ -144,7 +170,7 @@ func decodeObject(data []byte, ptr any) error {
 			raw[key] = nil // the decoded value remembers itself
 		}
 	}
-	v.Field(info.objectIndex).Set(reflect.ValueOf(Object{keys: keys, raw: raw}))
+	v.Field(info.objectIndex).Set(reflect.ValueOf(Object{o: &objectData{keys: keys, raw: raw}}))
 	return nil
 }
 
@@ -277,7 +303,8 @@ func describeValue(b byte) string {
 func encodeObject(ptr any) ([]byte, error) {
 	v := reflect.ValueOf(ptr).Elem()
 	info := infoFor(v.Type())
-	obj := v.Field(info.objectIndex).Interface().(Object)
+	o := v.Field(info.objectIndex).Interface().(Object)
+	obj := objectData{keys: o.keys(), raw: o.raw()}
 
 	var buf bytes.Buffer
 	buf.WriteByte('{')

@@ -19,11 +19,11 @@ const (
 // Condition is a metav1.Condition as ARO-HCP stores it: message is always written, even
 // when empty; observedGeneration only when set.
 type Condition struct {
-	Type               string    `json:"type"`
-	Status             string    `json:"status"`
+	Type               string    `json:"type" hcpsched:"intern"`
+	Status             string    `json:"status" hcpsched:"intern"`
 	ObservedGeneration int64     `json:"observedGeneration,omitempty"`
 	LastTransitionTime time.Time `json:"lastTransitionTime"`
-	Reason             string    `json:"reason"`
+	Reason             string    `json:"reason" hcpsched:"intern"`
 	Message            string    `json:"message"`
 	Object
 }

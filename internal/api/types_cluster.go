@@ -11,7 +11,7 @@ type ClusterProperties struct {
 	ServiceProviderProperties *ClusterServiceProviderProperties `json:"serviceProviderProperties,omitempty"`
 	// Name and Location are the ARM resource's, as the frontend wrote them.
 	Name     string `json:"name,omitempty"`
-	Location string `json:"location,omitempty"`
+	Location string `json:"location,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -42,7 +42,7 @@ type ClusterCustomerProperties struct {
 	NodeDrainTimeoutMinutes *int32                `json:"nodeDrainTimeoutMinutes,omitempty"`
 	Etcd                    *ClusterEtcd          `json:"etcd,omitempty"`
 	ClusterImageRegistry    *ClusterImageRegistry `json:"clusterImageRegistry,omitempty"`
-	CryptoRestrictions      string                `json:"cryptoRestrictions,omitempty"`
+	CryptoRestrictions      string                `json:"cryptoRestrictions,omitempty" hcpsched:"intern"`
 	ImageDigestMirrors      []ImageDigestMirror   `json:"imageDigestMirrors,omitempty"`
 	Object
 }
@@ -54,7 +54,7 @@ type ClusterPlatform struct {
 	ManagedResourceGroup    string                   `json:"managedResourceGroup,omitempty"`
 	SubnetID                string                   `json:"subnetId,omitempty"`
 	VnetIntegrationSubnetID string                   `json:"vnetIntegrationSubnetId,omitempty"`
-	OutboundType            string                   `json:"outboundType,omitempty"`
+	OutboundType            string                   `json:"outboundType,omitempty" hcpsched:"intern"`
 	NetworkSecurityGroupID  string                   `json:"networkSecurityGroupId,omitempty"`
 	OperatorsAuthentication *OperatorsAuthentication `json:"operatorsAuthentication,omitempty"`
 	Object
@@ -85,8 +85,8 @@ func (p UserAssignedIdentities) MarshalJSON() ([]byte, error)  { return encodeOb
 // ClusterVersion is the customer's version: id holds only X.Y (the full version is the
 // SPC's spec.control_plane_version.desired_version), channelGroup stable by default.
 type ClusterVersion struct {
-	ID           string `json:"id,omitempty"`
-	ChannelGroup string `json:"channelGroup,omitempty"`
+	ID           string `json:"id,omitempty" hcpsched:"intern"`
+	ChannelGroup string `json:"channelGroup,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -102,10 +102,10 @@ func (p *ClusterDNS) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p ClusterDNS) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ClusterNetwork struct {
-	NetworkType string `json:"networkType,omitempty"`
-	PodCIDR     string `json:"podCidr,omitempty"`
-	ServiceCIDR string `json:"serviceCidr,omitempty"`
-	MachineCIDR string `json:"machineCidr,omitempty"`
+	NetworkType string `json:"networkType,omitempty" hcpsched:"intern"`
+	PodCIDR     string `json:"podCidr,omitempty" hcpsched:"intern"`
+	ServiceCIDR string `json:"serviceCidr,omitempty" hcpsched:"intern"`
+	MachineCIDR string `json:"machineCidr,omitempty" hcpsched:"intern"`
 	HostPrefix  *int32 `json:"hostPrefix,omitempty"`
 	Object
 }
@@ -116,7 +116,7 @@ func (p ClusterNetwork) MarshalJSON() ([]byte, error)  { return encodeObject(&p)
 // ClusterAPI is the API server's exposure. AuthorizedCIDRs distinguishes absent (nil:
 // open to all) from an empty list, which ARO-HCP refuses.
 type ClusterAPI struct {
-	Visibility      string   `json:"visibility,omitempty"`
+	Visibility      string   `json:"visibility,omitempty" hcpsched:"intern"`
 	AuthorizedCIDRs []string `json:"authorizedCidrs,omitempty"`
 	Object
 }
@@ -125,7 +125,7 @@ func (p *ClusterAPI) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p ClusterAPI) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ClusterIngress struct {
-	Type string `json:"type,omitempty"`
+	Type string `json:"type,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -154,7 +154,7 @@ func (p *ClusterEtcd) UnmarshalJSON(b []byte) error { return decodeObject(b, p) 
 func (p ClusterEtcd) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type EtcdDataEncryption struct {
-	KeyManagementMode string               `json:"keyManagementMode,omitempty"`
+	KeyManagementMode string               `json:"keyManagementMode,omitempty" hcpsched:"intern"`
 	CustomerManaged   *EtcdCustomerManaged `json:"customerManaged,omitempty"`
 	Object
 }
@@ -163,7 +163,7 @@ func (p *EtcdDataEncryption) UnmarshalJSON(b []byte) error { return decodeObject
 func (p EtcdDataEncryption) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type EtcdCustomerManaged struct {
-	EncryptionType string   `json:"encryptionType,omitempty"`
+	EncryptionType string   `json:"encryptionType,omitempty" hcpsched:"intern"`
 	KMS            *EtcdKMS `json:"kms,omitempty"`
 	Object
 }
@@ -172,7 +172,7 @@ func (p *EtcdCustomerManaged) UnmarshalJSON(b []byte) error { return decodeObjec
 func (p EtcdCustomerManaged) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type EtcdKMS struct {
-	Visibility string  `json:"visibility,omitempty"`
+	Visibility string  `json:"visibility,omitempty" hcpsched:"intern"`
 	ActiveKey  *KMSKey `json:"activeKey,omitempty"`
 	Object
 }
@@ -191,7 +191,7 @@ func (p *KMSKey) UnmarshalJSON(b []byte) error { return decodeObject(b, p) }
 func (p KMSKey) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ClusterImageRegistry struct {
-	State string `json:"state,omitempty"`
+	State string `json:"state,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -222,7 +222,7 @@ const (
 const SingleReplica = "SingleReplica"
 
 type ClusterServiceProviderProperties struct {
-	ProvisioningState       string                `json:"provisioningState,omitempty"`
+	ProvisioningState       string                `json:"provisioningState,omitempty" hcpsched:"intern"`
 	PendingClusterServiceID string                `json:"pendingClusterServiceID,omitempty"`
 	ClusterServiceID        string                `json:"clusterServiceID,omitempty"`
 	ExperimentalFeatures    *ExperimentalFeatures `json:"experimentalFeatures,omitempty"`
@@ -239,8 +239,8 @@ func (p *ClusterServiceProviderProperties) UnmarshalJSON(b []byte) error {
 func (p ClusterServiceProviderProperties) MarshalJSON() ([]byte, error) { return encodeObject(&p) }
 
 type ExperimentalFeatures struct {
-	SingleReplica             string `json:"singleReplica,omitempty"`
-	SizeOverride              string `json:"sizeOverride,omitempty"`
+	SingleReplica             string `json:"singleReplica,omitempty" hcpsched:"intern"`
+	SizeOverride              string `json:"sizeOverride,omitempty" hcpsched:"intern"`
 	ControlPlaneOperatorImage string `json:"controlPlaneOperatorImage,omitempty"`
 	Object
 }
@@ -288,13 +288,13 @@ func (p *ServiceProviderClusterProperties) metadataField() **CosmosMetadata {
 
 type ServiceProviderClusterSpec struct {
 	// ManagementClusterResourceID is placement's intent; written once, by placement only.
-	ManagementClusterResourceID    string    `json:"managementClusterResourceID,omitempty"`
+	ManagementClusterResourceID    string    `json:"managementClusterResourceID,omitempty" hcpsched:"intern"`
 	ManagementClusterPlacementTime time.Time `json:"managementClusterPlacementTime,omitzero"`
 	// ControlPlaneVersion is written by ARO-HCP's ControlPlaneDesiredVersion controller;
 	// hcpsched only reads it (the full version Cluster Service creates).
 	ControlPlaneVersion *ControlPlaneVersionSpec `json:"control_plane_version,omitempty"`
 	// DesiredHostedClusterControlPlaneSize overrides the control plane's size class.
-	DesiredHostedClusterControlPlaneSize string `json:"desiredHostedClusterControlPlaneSize,omitempty"`
+	DesiredHostedClusterControlPlaneSize string `json:"desiredHostedClusterControlPlaneSize,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -302,7 +302,7 @@ func (p *ServiceProviderClusterSpec) UnmarshalJSON(b []byte) error { return deco
 func (p ServiceProviderClusterSpec) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 
 type ControlPlaneVersionSpec struct {
-	DesiredVersion string `json:"desired_version,omitempty"`
+	DesiredVersion string `json:"desired_version,omitempty" hcpsched:"intern"`
 	Object
 }
 
@@ -321,7 +321,7 @@ func (p *ServiceProviderClusterProperties) DesiredControlPlaneVersion() string {
 type ServiceProviderClusterStatus struct {
 	// ManagementClusterResourceID is where Cluster Service actually put the cluster,
 	// written only by placement sync. It is never copied into spec.
-	ManagementClusterResourceID string           `json:"managementClusterResourceID,omitempty"`
+	ManagementClusterResourceID string           `json:"managementClusterResourceID,omitempty" hcpsched:"intern"`
 	Placement                   *PlacementStatus `json:"placement,omitempty"`
 	Object
 }

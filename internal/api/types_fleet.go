@@ -70,7 +70,7 @@ func (p *ManagementClusterProperties) metadataField() **CosmosMetadata {
 }
 
 type ManagementClusterSpec struct {
-	SchedulingPolicy string `json:"schedulingPolicy,omitempty"`
+	SchedulingPolicy string `json:"schedulingPolicy,omitempty" hcpsched:"intern"`
 	Object
 }
 

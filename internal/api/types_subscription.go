@@ -11,7 +11,7 @@ const SubscriptionNamespace = "Microsoft.Resources"
 // backend, like ARO-HCP's own create controller, does not look at it.
 type SubscriptionProperties struct {
 	CosmosMetadata *CosmosMetadata `json:"cosmosMetadata,omitempty"`
-	State          string          `json:"state,omitempty"`
+	State          string          `json:"state,omitempty" hcpsched:"intern"`
 	// Properties is ARM's properties bag; null in many stored subscriptions.
 	Properties *SubscriptionDetails `json:"properties,omitempty"`
 	Object
@@ -22,7 +22,7 @@ func (p SubscriptionProperties) MarshalJSON() ([]byte, error)     { return encod
 func (p *SubscriptionProperties) metadataField() **CosmosMetadata { return &p.CosmosMetadata }
 
 type SubscriptionDetails struct {
-	TenantID string `json:"tenantId,omitempty"`
+	TenantID string `json:"tenantId,omitempty" hcpsched:"intern"`
 	Object
 }
 

@@ -34,7 +34,34 @@ const (
 	// running ahead of Cosmos's cannot skip a change; replays are dropped by the gate
 	// (same _etag).
 	DefaultStartMargin = 5 * time.Second
+	// DefaultDocuments is what caches keep of each document unless told otherwise: the
+	// declared fields only, since every controller write sends the fields it owns and
+	// nothing else (Cosmos PATCH), so no write is based on a whole cached document.
+	DefaultDocuments = LeanDocuments
 )
+
+// Documents is what an informer's cache keeps of each document.
+type Documents int
+
+const (
+	// FullDocuments keeps every field, unknown ones included (api.Decode), so a cached
+	// document can be the base of a whole-document Replace that preserves what other
+	// components own.
+	FullDocuments Documents = iota + 1
+	// LeanDocuments keeps the declared fields only (api.DecodeLean): a fraction of the
+	// heap, for processes whose writes send the fields they own and nothing else.
+	LeanDocuments
+)
+
+func (d Documents) String() string {
+	switch d {
+	case FullDocuments:
+		return "full"
+	case LeanDocuments:
+		return "lean"
+	}
+	return fmt.Sprintf("Documents(%d)", int(d))
+}
 
 // Options tune the informers. Zero values take the defaults above.
 type Options struct {
@@ -47,8 +74,11 @@ type Options struct {
 	// StallTimeout is how long a pump may go without completing a poll (every feed range
 	// read to its end without an error) before CheckFeeds reports it.
 	StallTimeout time.Duration
-	Logger       *slog.Logger
-	Registerer   prometheus.Registerer
+	// Documents is what every informer of the factory keeps of each document, unless
+	// registered with RegisterDocuments.
+	Documents  Documents
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 func (o Options) withDefaults() Options {
@@ -70,6 +100,9 @@ func (o Options) withDefaults() Options {
 	if o.StallTimeout <= 0 {
 		o.StallTimeout = DefaultStallTimeout
 	}
+	if o.Documents == 0 {
+		o.Documents = DefaultDocuments
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -83,6 +116,9 @@ func (o Options) withDefaults() Options {
 // they take the defaults.
 func (o Options) Validate() error {
 	o = o.withDefaults()
+	if o.Documents != FullDocuments && o.Documents != LeanDocuments {
+		return fmt.Errorf("informers: unknown documents mode %s", o.Documents)
+	}
 	if o.StallTimeout <= o.PollInterval {
 		return fmt.Errorf("--changefeed-stall-timeout (%s) must be greater than --changefeed-poll-interval (%s)", o.StallTimeout, o.PollInterval)
 	}
@@ -100,6 +136,7 @@ type Factory struct {
 	pumps     map[string]*Pump
 	informers map[string]cache.SharedIndexInformer // by container + "|" + lowercased type
 	overlays  map[string]*assumed
+	documents map[string]Documents
 	started   bool
 }
 
@@ -116,6 +153,7 @@ func NewFactory(store database.Store, opts Options) (*Factory, error) {
 	return &Factory{
 		store: store, opts: opts, metrics: m, created: time.Now(),
 		pumps: map[string]*Pump{}, informers: map[string]cache.SharedIndexInformer{}, overlays: map[string]*assumed{},
+		documents: map[string]Documents{},
 	}, nil
 }
 
@@ -124,7 +162,11 @@ type Informer[P any] struct {
 	cache.SharedIndexInformer
 	resourceType string
 	overlay      *assumed
+	documents    Documents
 }
+
+// Documents is what the informer's cache keeps of each document.
+func (i *Informer[P]) Documents() Documents { return i.documents }
 
 // Lister reads the informer's cache, including documents this process has written and
 // Assumed but the change feed has not delivered yet.
@@ -133,23 +175,38 @@ func (i *Informer[P]) Lister() *Lister[P] {
 }
 
 // Register returns the informer for a resource type in a container, creating it (and the
-// container's pump) on first use. Register before Start.
+// container's pump) on first use, keeping what the factory's Options.Documents says.
+// Register before Start.
 func Register[P any](f *Factory, container, resourceType string, indexers cache.Indexers) *Informer[P] {
+	return RegisterDocuments[P](f, container, resourceType, indexers, f.opts.Documents)
+}
+
+// RegisterDocuments is Register for an informer that keeps docs of each document
+// whatever the factory's default: a caller whose writes replace whole documents needs
+// FullDocuments. One informer serves every caller of a type, so asking for it again with
+// another mode panics.
+func RegisterDocuments[P any](f *Factory, container, resourceType string, indexers cache.Indexers, docs Documents) *Informer[P] {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := container + "|" + strings.ToLower(resourceType)
 	if inf, ok := f.informers[id]; ok {
-		return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id]}
+		if f.documents[id] != docs {
+			panic(fmt.Sprintf("informers: %s registered with %s documents, asked for %s", id, f.documents[id], docs))
+		}
+		return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id], documents: docs}
 	}
 	if f.started {
 		panic(fmt.Sprintf("informers: %s registered after Start", id))
+	}
+	if docs != FullDocuments && docs != LeanDocuments {
+		panic(fmt.Sprintf("informers: %s registered with unknown documents mode %s", id, docs))
 	}
 	pump, ok := f.pumps[container]
 	if !ok {
 		pump = newPump(f.store.Container(container), f.opts, f.metrics, f.created.Add(-f.opts.StartMargin))
 		f.pumps[container] = pump
 	}
-	reg := &registration{resourceType: resourceType, decode: decoder[P](resourceType)}
+	reg := &registration{resourceType: resourceType, decode: decoder[P](docs)}
 	pump.register(reg)
 	lw := &listWatch{pump: pump, reg: reg}
 	if indexers == nil {
@@ -158,12 +215,17 @@ func Register[P any](f *Factory, container, resourceType string, indexers cache.
 	inf := cache.NewSharedIndexInformer(lw, &Object[P]{}, 0, indexers)
 	f.informers[id] = inf
 	f.overlays[id] = newAssumed()
-	return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id]}
+	f.documents[id] = docs
+	return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id], documents: docs}
 }
 
-func decoder[P any](resourceType string) func(database.Item) (decodedItem, error) {
+func decoder[P any](docs Documents) func(database.Item) (decodedItem, error) {
+	decode := api.Decode[P]
+	if docs == LeanDocuments {
+		decode = api.DecodeLean[P]
+	}
 	return func(item database.Item) (decodedItem, error) {
-		d, err := database.DecodeItem[P](item)
+		d, err := decode(item.Body)
 		if err != nil {
 			return decodedItem{}, err
 		}
@@ -172,7 +234,8 @@ func decoder[P any](resourceType string) func(database.Item) (decodedItem, error
 			return decodedItem{}, err
 		}
 		obj := newObject(d, rid)
-		return decodedItem{obj: obj, key: rid.Key(), version: obj.version, deleted: d.IsDeleted()}, nil
+		// The key is the object's own name: one string per cached document, not two.
+		return decodedItem{obj: obj, key: obj.Name, deleted: d.IsDeleted()}, nil
 	}
 }
 
@@ -272,7 +335,7 @@ func (lw *listWatch) List(options metav1.ListOptions) (runtime.Object, error) {
 			lw.pump.malformed(lw.reg.resourceType, item, err)
 			continue
 		}
-		w.listed(d.key, d.version)
+		w.listed(d.key, d.obj)
 		if d.deleted {
 			continue
 		}
@@ -302,7 +365,9 @@ func (lw *listWatch) Watch(options metav1.ListOptions) (watch.Interface, error) 
 
 // Resource types of the caches the binaries use, with their indexes.
 const (
-	// IndexByCluster maps clusters and their SPCs to the lowercased cluster resource ID.
+	// IndexByCluster maps SPCs to their lowercased cluster resource ID. Clusters have no
+	// such index: their own key is that value already (Lister.Get), and an index would
+	// hold one more copy of the key and one set per cached cluster.
 	IndexByCluster = "byCluster"
 	// IndexBySubscription maps clusters to their subscription's key (the lowercased
 	// /subscriptions/{id}), so that a subscription's event reaches the clusters in it.
@@ -337,7 +402,6 @@ func indexByAncestor[P any](resourceType string) cache.IndexFunc {
 // clusters registers the HCPOpenShiftCluster informer; Caches is the way in.
 func clusters(f *Factory) *Informer[api.ClusterProperties] {
 	return Register[api.ClusterProperties](f, api.ResourcesContainer, api.ClusterResourceType, cache.Indexers{
-		IndexByCluster: indexByAncestor[api.ClusterProperties](api.ClusterResourceType),
 		IndexBySubscription: func(obj any) ([]string, error) {
 			d, ok := DocumentOf[api.ClusterProperties](obj)
 			if !ok {

@@ -266,7 +266,8 @@ func TestListRacingTheFeedConverges(t *testing.T) {
 				require.NoError(t, err)
 
 				store := newRacingStore(base, api.ClusterResourceType)
-				factory, err := informers.NewFactory(store, informers.Options{PollInterval: pollInterval, RelistPeriod: time.Hour, Registerer: prometheus.NewRegistry()})
+				// Full documents: the legacy writer's change is a field no type declares.
+				factory, err := informers.NewFactory(store, informers.Options{PollInterval: pollInterval, RelistPeriod: time.Hour, Registerer: prometheus.NewRegistry(), Documents: informers.FullDocuments})
 				require.NoError(t, err)
 				clusters := informers.NewCaches(factory).Clusters()
 				factory.Start(ctx)

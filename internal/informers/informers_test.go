@@ -135,7 +135,9 @@ func start(t *testing.T, newStore func(t *testing.T) testStore, relist time.Dura
 	t.Helper()
 	f := &fixture{store: &countingStore{Store: newStore(t)}, registry: prometheus.NewRegistry()}
 	var err error
-	f.factory, err = informers.NewFactory(f.store, informers.Options{PollInterval: pollInterval, RelistPeriod: relist, Registerer: f.registry})
+	// Full documents: tests see other writers' changes through a field no type declares
+	// (foreignWrite), which only full documents keep. The gate is the same in both modes.
+	f.factory, err = informers.NewFactory(f.store, informers.Options{PollInterval: pollInterval, RelistPeriod: relist, Registerer: f.registry, Documents: informers.FullDocuments})
 	require.NoError(t, err)
 	f.clusters = informers.NewCaches(f.factory).Clusters()
 	f.spcs = informers.NewCaches(f.factory).ServiceProviderClusters()
@@ -361,7 +363,7 @@ func TestAssumedWritesAreVisibleAtOnce(t *testing.T) {
 	schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
 	updates := make(chan string, 10)
 	_, err = schedulings.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
-		updates <- n.(*informers.Object[api.ManagementClusterSchedulingProperties]).ResourceVersion
+		updates <- n.(*informers.Object[api.ManagementClusterSchedulingProperties]).GetResourceVersion()
 	}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

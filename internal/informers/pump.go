@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -18,9 +17,8 @@ import (
 
 // decodedItem is a feed or list item turned into a cache object.
 type decodedItem struct {
-	obj     runtime.Object
+	obj     versionedObject
 	key     string
-	version version
 	deleted bool
 }
 
@@ -62,7 +60,7 @@ func (r *registration) publish(d decodedItem) {
 	if d.deleted {
 		typ = watch.Deleted
 	}
-	w.send(typ, d.obj, d.key, d.version)
+	w.send(typ, d.obj, d.key)
 }
 
 // Pump is the single change-feed reader of one container. Every registered type shares
@@ -217,7 +215,7 @@ func (p *Pump) publish(item database.Item) int64 {
 	}
 	p.metrics.feedItems.WithLabelValues(p.container.Name(), reg.resourceType).Inc()
 	reg.publish(d)
-	return d.version.ts
+	return d.obj.storedVersion().ts
 }
 
 func (p *Pump) malformed(resourceType string, item database.Item, err error) {

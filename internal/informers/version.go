@@ -1,8 +1,6 @@
 package informers
 
 import (
-	"strconv"
-
 	"github.com/hcpsched/hcpsched/internal/api"
 )
 
@@ -32,18 +30,8 @@ func versionOfDocument[P any](d *api.Document[P]) version {
 	return v
 }
 
-// lsnOf reads _lsn, which the codec keeps as an unknown envelope field.
-func lsnOf[P any](d *api.Document[P]) int64 {
-	raw, ok := d.Unknown("_lsn")
-	if !ok {
-		return 0
-	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
+// lsnOf reads _lsn, which only change-feed items carry.
+func lsnOf[P any](d *api.Document[P]) int64 { return max(d.LSN, 0) }
 
 // order is how one version relates to another of the same document.
 type order int

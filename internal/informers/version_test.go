@@ -33,6 +33,14 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// versionedStatus is an event object that carries a version of the test's choosing.
+type versionedStatus struct {
+	metav1.Status
+	v version
+}
+
+func (s *versionedStatus) storedVersion() version { return s.v }
+
 // gateOp is one step of a list/watch sequence: a change published by the pump, or an
 // item returned by the list.
 type gateOp struct {
@@ -51,16 +59,16 @@ func replay(t *testing.T, beforeWatch, afterWatch []gateOp) (string, []string) {
 	cached := ""
 	for _, op := range beforeWatch {
 		if op.list {
-			w.listed(key, op.v)
+			w.listed(key, &versionedStatus{v: op.v})
 			cached = op.v.etag
 			continue
 		}
-		w.send(watch.Modified, &metav1.Status{Message: op.v.etag}, key, op.v)
+		w.send(watch.Modified, &versionedStatus{Status: metav1.Status{Message: op.v.etag}, v: op.v}, key)
 	}
 	w.start()
 	for _, op := range afterWatch {
 		require.False(t, op.list, "a list happens before its watch")
-		w.send(watch.Modified, &metav1.Status{Message: op.v.etag}, key, op.v)
+		w.send(watch.Modified, &versionedStatus{Status: metav1.Status{Message: op.v.etag}, v: op.v}, key)
 	}
 	w.expire() // a last event, so the test knows when the others are through
 	var delivered []string
@@ -68,7 +76,7 @@ func replay(t *testing.T, beforeWatch, afterWatch []gateOp) (string, []string) {
 		if ev.Type == watch.Error {
 			break
 		}
-		etag := ev.Object.(*metav1.Status).Message
+		etag := ev.Object.(*versionedStatus).Message
 		delivered = append(delivered, etag)
 		cached = etag
 	}

@@ -23,10 +23,21 @@ type watcher struct {
 	closed  bool
 	stopped bool
 	started bool
-	// versions gates events: the version of each key that the list or an accepted event
-	// will leave in the cache. A change that does not supersede it is dropped, so a
-	// replayed feed page is harmless (see supersedes for the ordering).
-	versions map[string]version
+	// versions gates events: for each key, the object the list or an accepted event
+	// will leave in the cache, whose version a change must supersede or be dropped, so a
+	// replayed feed page is harmless (see supersedes for the ordering). It holds the
+	// object, not a copy of its version: the cache holds that object anyway, so the
+	// gate costs one map entry per document.
+	versions map[string]versioned
+}
+
+// versioned is what the gate orders: a cached object that knows its stored version.
+type versioned interface{ storedVersion() version }
+
+// versionedObject is a cache object the gate can order.
+type versionedObject interface {
+	runtime.Object
+	versioned
 }
 
 // queued is an event waiting for the reflector, with what the gate knew of it.
@@ -38,7 +49,7 @@ type queued struct {
 }
 
 func newWatcher() *watcher {
-	w := &watcher{out: make(chan watch.Event), stop: make(chan struct{}), ready: make(chan struct{}), versions: map[string]version{}}
+	w := &watcher{out: make(chan watch.Event), stop: make(chan struct{}), ready: make(chan struct{}), versions: map[string]versioned{}}
 	w.cond = sync.NewCond(&w.mu)
 	go w.forward()
 	return w
@@ -74,25 +85,34 @@ func (w *watcher) start() {
 // cannot be ordered (same second, no _lsn on the listed one) the feed event wins; if it
 // was in fact the older one, the listed write comes through the feed later with a
 // higher _lsn.
-func (w *watcher) listed(key string, v version) {
+func (w *watcher) listed(key string, obj versioned) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if cur, ok := w.versions[key]; !ok || compare(v, cur) == newer {
-		w.versions[key] = v
+	if cur, ok := w.versions[key]; !ok || compare(obj.storedVersion(), cur.storedVersion()) == newer {
+		w.versions[key] = obj
 	}
 }
 
+// current is the version the gate holds for key (the zero version if none).
+func (w *watcher) current(key string) version {
+	if cur, ok := w.versions[key]; ok {
+		return cur.storedVersion()
+	}
+	return version{}
+}
+
 // send queues an event if it supersedes what this watcher already delivered or listed.
-func (w *watcher) send(typ watch.EventType, obj runtime.Object, key string, v version) bool {
+func (w *watcher) send(typ watch.EventType, obj versionedObject, key string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.stopped {
 		return false
 	}
-	if cur, ok := w.versions[key]; ok && !supersedes(v, cur) {
+	v := obj.storedVersion()
+	if cur, ok := w.versions[key]; ok && !supersedes(v, cur.storedVersion()) {
 		return false
 	}
-	w.versions[key] = v
+	w.versions[key] = obj
 	w.queue = append(w.queue, queued{event: watch.Event{Type: typ, Object: obj}, key: key, version: v, gated: true})
 	w.cond.Signal()
 	return true
@@ -130,7 +150,7 @@ func (w *watcher) next() (watch.Event, bool) {
 		q := w.queue[0]
 		w.queue[0] = queued{}
 		w.queue = w.queue[1:]
-		if q.gated && compare(q.version, w.versions[q.key]) != same {
+		if q.gated && compare(q.version, w.current(q.key)) != same {
 			continue
 		}
 		return q.event, true
