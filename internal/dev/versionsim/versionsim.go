@@ -121,6 +121,9 @@ func (s *Simulator) Run(ctx context.Context) error {
 		opts.Logger = s.cfg.Logger
 	}
 	opts.Registerer = reg
+	// The simulator stands for an ARO-HCP writer, which replaces whole documents: its
+	// cache keeps every field, or the replace would drop the ones hcpsched does not know.
+	opts.Documents = informers.FullDocuments
 	f, err := informers.NewFactory(s.cfg.Store, opts)
 	if err != nil {
 		return fmt.Errorf("versionsim: %w", err)
