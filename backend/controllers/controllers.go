@@ -95,12 +95,15 @@ func (e Env) schedulingWriter() docwrite.Writer[api.ManagementClusterSchedulingP
 // pending CS ID, adoption of clusters CS already has, placement of the others, the
 // pinned CS create, the observed placement, and the sweep of stale reservations.
 func Definitions() []controller.Definition[Env] {
+	// The IDs the pending-ID controller mints and the create has not sent yet: shared by
+	// the two, for the lifetime of the controllers built from this list.
+	ids := newUnsentIDs()
 	return []controller.Definition[Env]{
 		createServiceProviderClusterDefinition(),
-		pendingClusterServiceIDAssignDefinition(),
+		pendingClusterServiceIDAssignDefinition(ids),
 		clusterServiceAdoptionDefinition(),
 		placementDefinition(),
-		clusterServiceCreateDefinition(),
+		clusterServiceCreateDefinition(ids),
 		managementClusterPlacementSyncDefinition(),
 		pendingCleanupDefinition(),
 	}
