@@ -36,7 +36,7 @@ func clusterServiceCreateDefinition(ids *unsentIDs) controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       ClusterServiceCreateName,
 		FlagPrefix: "cluster-service-create",
-		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Defaults:   defaults(DefaultCreationFlowWorkers, DefaultResyncPeriod, 0),
 		Triggers: func(e Env) []controller.Trigger {
 			return append(clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters()), controller.Trigger{
 				Informer: e.Caches.Subscriptions(),

@@ -23,7 +23,7 @@ func pendingClusterServiceIDAssignDefinition(ids *unsentIDs) controller.Definiti
 	return controller.Definition[Env]{
 		Name:       PendingClusterServiceIDAssignName,
 		FlagPrefix: "pending-cluster-service-id-assign",
-		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Defaults:   defaults(DefaultCreationFlowWorkers, DefaultResyncPeriod, 0),
 		Triggers:   func(e Env) []controller.Trigger { return clusterKeyed(e.Caches.Clusters()) },
 		New: func(e Env, _ controller.Settings) (controller.ReconcileFunc, error) {
 			r := &pendingClusterServiceIDAssign{
