@@ -82,7 +82,8 @@ func startInProcessBackend(ctx context.Context, store database.Store, csURL stri
 	if err != nil {
 		return nil, err
 	}
-	cs, err := clusterservice.New(ctx, clusterservice.Config{URL: csURL, Agent: "hcpsched-backend", Logger: logger})
+	// The CS client counts its requests on the backend's registry, as the binary's does.
+	cs, err := clusterservice.New(ctx, clusterservice.Config{URL: csURL, Agent: "hcpsched-backend", Logger: logger, MetricsRegisterer: reg})
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,9 @@ func Bench(ctx context.Context, base Options, stores []string, workers []int, ou
 			fmt.Fprintf(out, "   placement attempts per placement: %s\n   reconciles per placement: %s\n   reconcile milliseconds per placement: %s\n",
 				perPlacement(res.Attempts, res.Placements), perPlacement(res.Reconciles, res.Placements),
 				perPlacement(scaled(res.ReconcileSeconds, 1000), res.Placements))
+			fmt.Fprintf(out, "   settled in %.1fs; queue seconds per placement: %s\n", res.Settled.Seconds(), perPlacement(res.QueueSeconds, res.Placements))
+			fmt.Fprintf(out, "   Cluster Service calls per cluster: %.2f; by call: %s\n",
+				sum(res.ClusterService)/float64(max(res.Clusters, 1)), perPlacement(res.ClusterService, res.Clusters))
 		}
 	}
 	runs := make([]benchreport.Run, 0, len(results))
@@ -86,6 +89,14 @@ func perPlacement(byOperation map[string]float64, placements int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+func sum(m map[string]float64) float64 {
+	var total float64
+	for _, v := range m {
+		total += v
+	}
+	return total
 }
 
 func scaled(m map[string]float64, by float64) map[string]float64 {

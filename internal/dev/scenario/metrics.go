@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hcpsched/hcpsched/backend/metrics"
+	"github.com/hcpsched/hcpsched/internal/clusterservice"
 )
 
 // The backend's metrics the runner reads.
@@ -19,6 +20,8 @@ const (
 	metricControllerPanics  = "hcpsched_controller_panics_total"
 	metricReconciles        = "hcpsched_controller_reconcile_total"
 	metricReconcileSeconds  = "hcpsched_controller_reconcile_duration_seconds"
+	metricClusterService    = clusterservice.RequestCountMetric
+	metricQueueSeconds      = "workqueue_queue_duration_seconds"
 )
 
 // counters are the backend's cumulative counters at one moment.
@@ -33,6 +36,10 @@ type counters struct {
 	// reconcileSeconds is the time spent reconciling, by controller.
 	reconcileSeconds map[string]float64
 	panics           float64
+	// clusterService are the backend's Cluster Service requests, by "<method> <path>".
+	clusterService map[string]float64
+	// queueSeconds is the time keys waited in each controller's queue.
+	queueSeconds map[string]float64
 	// mismatched are the clusters backend_cluster_info reports with placement="mismatch".
 	mismatched []string
 }
@@ -61,6 +68,10 @@ func countersOf(families []*dto.MetricFamily) counters {
 				c.reconciles[labels["controller"]+" "+labels["result"]] += v
 			case metricControllerPanics:
 				c.panics += v
+			case metricQueueSeconds:
+				c.queueSeconds[labels["name"]] += m.GetHistogram().GetSampleSum()
+			case metricClusterService:
+				c.clusterService[labels["method"]+" "+labels["path"]] += v
 			case metrics.ClusterInfoName:
 				if labels["placement"] == metrics.PlacementMismatch {
 					c.mismatched = append(c.mismatched, labels["resource_id"])
@@ -72,7 +83,7 @@ func countersOf(families []*dto.MetricFamily) counters {
 }
 
 func newCounters() counters {
-	return counters{byOperation: map[string]float64{}, byStatus: map[string]float64{}, attempts: map[string]float64{}, reconciles: map[string]float64{}, reconcileSeconds: map[string]float64{}}
+	return counters{byOperation: map[string]float64{}, byStatus: map[string]float64{}, attempts: map[string]float64{}, reconciles: map[string]float64{}, reconcileSeconds: map[string]float64{}, clusterService: map[string]float64{}, queueSeconds: map[string]float64{}}
 }
 
 // add sums the counters of two backend replicas.
@@ -94,6 +105,7 @@ func (c counters) combine(o counters, sign float64) counters {
 	for _, pair := range []struct{ dst, a, b map[string]float64 }{
 		{out.byOperation, c.byOperation, o.byOperation}, {out.byStatus, c.byStatus, o.byStatus}, {out.attempts, c.attempts, o.attempts},
 		{out.reconciles, c.reconciles, o.reconciles}, {out.reconcileSeconds, c.reconcileSeconds, o.reconcileSeconds},
+		{out.clusterService, c.clusterService, o.clusterService}, {out.queueSeconds, c.queueSeconds, o.queueSeconds},
 	} {
 		for k, v := range pair.a {
 			pair.dst[k] += v

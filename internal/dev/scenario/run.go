@@ -34,6 +34,10 @@ type Result struct {
 	Reconciles map[string]float64
 	// ReconcileSeconds is the time the backend spent reconciling, by controller.
 	ReconcileSeconds map[string]float64
+	// ClusterService are the backend's Cluster Service requests by "<method> <path>".
+	ClusterService map[string]float64
+	// QueueSeconds is the time keys waited in each controller's queue.
+	QueueSeconds map[string]float64
 	// Settled is how long after the first creation every cluster was placed, created in
 	// Cluster Service and observed, with no reservation left.
 	Settled time.Duration
@@ -374,7 +378,7 @@ func (s *session) result(p progress, c counters) *Result {
 	for _, b := range s.backends {
 		run.PeakRSSBytes = max(run.PeakRSSBytes, b.peakRSS())
 	}
-	return &Result{Run: run, ByOperation: c.byOperation, ByStatus: c.byStatus, Attempts: c.attempts, Reconciles: c.reconciles, ReconcileSeconds: c.reconcileSeconds, Settled: time.Since(first), LogDir: s.logDir}
+	return &Result{Run: run, ByOperation: c.byOperation, ByStatus: c.byStatus, Attempts: c.attempts, Reconciles: c.reconciles, ReconcileSeconds: c.reconcileSeconds, ClusterService: c.clusterService, QueueSeconds: c.queueSeconds, Settled: time.Since(first), LogDir: s.logDir}
 }
 
 func (s *session) addSeeded(seeded []seededField) {
