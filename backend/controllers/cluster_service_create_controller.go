@@ -30,12 +30,13 @@ var clusterServiceIDFields = docwrite.Fields{
 // clusterServiceCreateDefinition: cluster-keyed, triggered by the cluster and SPC
 // informers (the SPC update that records placement, or the desired version, is what ends
 // a deferral) and by the subscription informer, whose events reach every cluster in the
-// subscription: a tenant arriving ends the wait for it.
-func clusterServiceCreateDefinition() controller.Definition[Env] {
+// subscription: a tenant arriving ends the wait for it. ids are the pending IDs this
+// process minted and sent no create under (nil: none, so every create searches first).
+func clusterServiceCreateDefinition(ids *unsentIDs) controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       ClusterServiceCreateName,
 		FlagPrefix: "cluster-service-create",
-		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Defaults:   defaults(DefaultCreationFlowWorkers, DefaultResyncPeriod, 0),
 		Triggers: func(e Env) []controller.Trigger {
 			return append(clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters()), controller.Trigger{
 				Informer: e.Caches.Subscriptions(),
@@ -60,6 +61,7 @@ func clusterServiceCreateDefinition() controller.Definition[Env] {
 				writer:        e.clusterWriter(),
 				cs:            e.ClusterService,
 				waits:         waits,
+				unsent:        ids,
 			}
 			return r.reconcile, nil
 		},
@@ -77,6 +79,9 @@ type clusterServiceCreate struct {
 	writer        docwrite.Writer[api.ClusterProperties]
 	cs            clusterservice.Clusters
 	waits         *CreationWaits
+	// unsent are the pending IDs this process minted and sent no create under: for them
+	// the adoption search is skipped (unsent_ids.go).
+	unsent *unsentIDs
 }
 
 // needsClusterServiceCluster: a live cluster, not Failed or Canceled, with a pending
@@ -97,6 +102,11 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	}
 	if cluster == nil || !needsClusterServiceCluster(cluster) {
 		r.waits.done(key)
+		// Nothing left to create. Without a pending ID yet, an entry is a mint whose write
+		// is in flight, and stays.
+		if cluster == nil || cluster.Properties.ServiceProvider().PendingClusterServiceID != "" {
+			r.unsent.forget(key)
+		}
 		return controller.Result{}, nil
 	}
 	logger := controller.LoggerFrom(ctx)
@@ -128,19 +138,23 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	r.waits.done(key)
 	pending := cluster.Properties.ServiceProvider().PendingClusterServiceID
 
-	// An earlier attempt may have created the cluster and crashed, or lost a 412, before
-	// recording it; adopting what Cluster Service already has makes the create idempotent.
-	existing, err := r.cs.SearchClusters(ctx, identity)
-	if err != nil {
-		return controller.Result{}, fmt.Errorf("searching Cluster Service for the cluster's Azure identity: %w", err)
-	}
-	if len(existing) > 0 {
-		adopted, err := adoptable(existing, pending)
+	// An earlier attempt may have created the cluster and crashed, timed out, or lost a
+	// 412, before recording it; adopting what Cluster Service already has makes the
+	// create idempotent. Only an ID this process minted and has sent no create under
+	// proves that no create can have reached Cluster Service, and skips the search.
+	if !r.unsent.unsent(key, pending) {
+		existing, err := r.cs.SearchClusters(ctx, identity)
 		if err != nil {
-			return controller.Result{}, err
+			return controller.Result{}, fmt.Errorf("searching Cluster Service for the cluster's Azure identity: %w", err)
 		}
-		logger.Info("adopting the cluster Cluster Service already has", "clusterServiceClusterID", adopted.ID())
-		return r.recordClusterServiceID(ctx, cluster, adopted.ID())
+		if len(existing) > 0 {
+			adopted, err := adoptable(existing, pending)
+			if err != nil {
+				return controller.Result{}, err
+			}
+			logger.Info("adopting the cluster Cluster Service already has", "clusterServiceClusterID", adopted.ID())
+			return r.recordClusterServiceID(ctx, cluster, adopted.ID())
+		}
 	}
 
 	mcID := spc.Properties.IntendedManagementCluster()
@@ -156,6 +170,8 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	if err != nil {
 		return r.wait(ctx, key, WaitInvalidDocument, "the cluster document cannot be created in Cluster Service until it is corrected", "error", err)
 	}
+	// From the send on, the outcome may be unknown: every later attempt searches first.
+	r.unsent.sending(key)
 	created, err := r.cs.CreatePinnedCluster(ctx, body, shardID)
 	if errors.Is(err, clusterservice.ErrConflict) {
 		return controller.Result{}, fmt.Errorf("creating the cluster in Cluster Service (an earlier attempt may have created it; the retry adopts it): %w", err)

@@ -60,7 +60,7 @@ func TestClusterServiceCreateLeavesAlone(t *testing.T) {
 			if tt.spc {
 				controllertest.StoreSPC(t, w.Resources, rid)
 			}
-			r := w.reconciler(t, clusterServiceCreateDefinition())
+			r := w.reconciler(t, clusterServiceCreateDefinition(nil))
 			w.Start(t)
 			before := resourcesSnapshot(t, w.Resources)
 
@@ -191,7 +191,7 @@ func TestClusterServiceCreateWaits(t *testing.T) {
 			}
 			rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), append([]func(*api.Cluster){withPending(fixedHREF)}, tt.cluster...)...))
 			controllertest.StoreSPC(t, w.Resources, rid, append([]func(*api.ServiceProviderCluster){withSpec(mc)}, tt.spc...)...)
-			r := w.reconciler(t, clusterServiceCreateDefinition())
+			r := w.reconciler(t, clusterServiceCreateDefinition(nil))
 			w.Start(t)
 			before := resourcesSnapshot(t, w.Resources)
 
@@ -272,7 +272,7 @@ func TestClusterServiceCreateRefusesAnotherID(t *testing.T) {
 	answer := `{"kind":"Cluster","id":"` + otherID + `","href":"` + clusterservice.ClustersPath + "/" + otherID + `"}`
 	_, err := w.CS.InjectFault(fakeclusterservice.Fault{Method: http.MethodPost, PathPrefix: clusterservice.ClustersPath, Status: http.StatusCreated, Body: &answer})
 	require.NoError(t, err)
-	r := w.reconciler(t, clusterServiceCreateDefinition())
+	r := w.reconciler(t, clusterServiceCreateDefinition(nil))
 	w.Start(t)
 	w.CS.ResetRequests()
 	before := resourcesSnapshot(t, w.Resources)
@@ -315,7 +315,7 @@ func TestClusterServiceCreateFailures(t *testing.T) {
 			w.storeSubscription(t, controllertest.Tenant)
 			rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withPending(clusterservice.ClustersPath+"/"+tt.pending)))
 			controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc))
-			r := w.reconciler(t, clusterServiceCreateDefinition())
+			r := w.reconciler(t, clusterServiceCreateDefinition(nil))
 			w.Start(t)
 			before := resourcesSnapshot(t, w.Resources)
 
@@ -343,7 +343,7 @@ func TestClusterServiceCreateAdoptsAPlacedClusterClusterServiceHas(t *testing.T)
 	createInClusterService(t, w, rid, owner)
 	controllertest.StoreSPC(t, w.Resources, rid, withSpec(chosen))
 	w.CS.ResetRequests()
-	r := w.reconciler(t, clusterServiceCreateDefinition())
+	r := w.reconciler(t, clusterServiceCreateDefinition(nil))
 	w.Start(t)
 
 	res, err := r.Reconcile(rid.Key())
@@ -360,7 +360,7 @@ func TestClusterServiceCreateAdoptsAPlacedClusterClusterServiceHas(t *testing.T)
 
 func TestClusterServiceCreateLeavesDeletingClustersAlone(t *testing.T) {
 	t.Parallel()
-	leavesDeletingClustersAlone(t, clusterServiceCreateDefinition())
+	leavesDeletingClustersAlone(t, clusterServiceCreateDefinition(nil))
 }
 
 func TestAdoptable(t *testing.T) {

@@ -149,7 +149,7 @@ func TestClusterServiceCreateFixtures(t *testing.T) {
 			controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc), func(s *api.ServiceProviderCluster) {
 				s.Properties.Spec.ControlPlaneVersion = &api.ControlPlaneVersionSpec{DesiredVersion: setup.desired}
 			})
-			r := w.reconciler(t, clusterServiceCreateDefinition())
+			r := w.reconciler(t, clusterServiceCreateDefinition(nil))
 			w.Start(t)
 			w.CS.ResetRequests()
 

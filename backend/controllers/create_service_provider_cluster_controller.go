@@ -18,7 +18,7 @@ func createServiceProviderClusterDefinition() controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       CreateServiceProviderClusterName,
 		FlagPrefix: "create-service-provider-cluster",
-		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Defaults:   defaults(DefaultCreationFlowWorkers, DefaultResyncPeriod, 0),
 		Triggers: func(e Env) []controller.Trigger {
 			return clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters())
 		},

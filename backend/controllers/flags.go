@@ -38,7 +38,7 @@ func AddFlags(fs *flag.FlagSet, defs []controller.Definition[Env]) Config {
 		s := def.Defaults
 		cfg[def.Name] = &s
 		fs.IntVar(&s.Workers, def.FlagPrefix+"-workers", s.Workers,
-			fmt.Sprintf("Clusters the %s controller reconciles in parallel.", def.Name))
+			fmt.Sprintf("Clusters the %s controller reconciles in parallel.%s", def.Name, workersWhy[def.Name]))
 		fs.DurationVar(&s.ResyncPeriod, def.FlagPrefix+"-resync-period", s.ResyncPeriod,
 			fmt.Sprintf("How often the %s controller re-enqueues every cached cluster (jittered up by 10%%); 0 disables it.", def.Name))
 		if def.Defaults.RequeueAfter > 0 {
@@ -48,6 +48,16 @@ func AddFlags(fs *flag.FlagSet, defs []controller.Definition[Env]) Config {
 	}
 	return cfg
 }
+
+// workersWhy explains, in a worker flag's help, a default sized by measurement.
+var workersWhy = func() map[string]string {
+	const why = " Every new cluster passes through it, so it has as many workers as placement: with 5, its queue rather than placement set the pace of a burst (docs/cluster-service-create.md#workers)."
+	out := map[string]string{}
+	for _, name := range []string{CreateServiceProviderClusterName, PendingClusterServiceIDAssignName, ClusterServiceCreateName, ManagementClusterPlacementSyncName} {
+		out[name] = why
+	}
+	return out
+}()
 
 // reconcileTimeout is --reconcile-timeout: one value, written into every controller's
 // Settings. A deadline is a property of the process's remote calls, not of a controller,

@@ -45,3 +45,30 @@ func TestReconcileTimeoutFlag(t *testing.T) {
 		})
 	}
 }
+
+// The controllers every new cluster passes through default to as many workers as
+// placement, and their flag help says why; the others keep DefaultWorkers.
+func TestCreationFlowWorkers(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cfg := AddFlags(fs, Definitions())
+	want := map[string]int{
+		CreateServiceProviderClusterName:   DefaultCreationFlowWorkers,
+		PendingClusterServiceIDAssignName:  DefaultCreationFlowWorkers,
+		ClusterServiceCreateName:           DefaultCreationFlowWorkers,
+		ManagementClusterPlacementSyncName: DefaultCreationFlowWorkers,
+		PlacementName:                      DefaultPlacementWorkers,
+		ClusterServiceAdoptionName:         DefaultWorkers,
+		PendingCleanupName:                 DefaultWorkers,
+	}
+	for _, def := range Definitions() {
+		assert.Equal(t, want[def.Name], cfg[def.Name].Workers, def.Name)
+		usage := fs.Lookup(def.FlagPrefix + "-workers").Usage
+		if _, sized := workersWhy[def.Name]; sized {
+			assert.Contains(t, usage, "docs/cluster-service-create.md#workers", def.Name)
+		} else {
+			assert.NotContains(t, usage, "#workers", def.Name)
+		}
+	}
+	assert.Len(t, workersWhy, 4)
+	assert.Equal(t, DefaultPlacementWorkers, DefaultCreationFlowWorkers, "as many as placement")
+}

@@ -204,15 +204,19 @@ func TestEveryWriteConflictsOnce(t *testing.T) {
 	}
 }
 
-// A cluster CS already has (an earlier attempt crashed before recording it, or it was
-// created outside this flow) is adopted, without a POST and without waiting for
-// placement; placement sync then records where it really is.
+// A cluster CS already has under the pending ID another writer assigned (an earlier
+// process, or ARO-HCP's own create controller, crashed before recording it) is adopted
+// by the search, without a POST and without waiting for placement; placement sync then
+// records where it really is. This process did not mint that ID, so it searches.
 func TestAdoptsExistingClusterServiceCluster(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	f := setupFlow(t, w)
 	existingID := clusterservice.NewClusterID()
 	postCluster(t, w, f.stored, existingID, f.shardB)
+	wantHREF, err := clusterservice.ClusterHREF(existingID)
+	require.NoError(t, err)
+	w.ReplaceStored(t, api.ResourcesContainer, f.cluster, controllertest.Set("properties.serviceProviderProperties.pendingClusterServiceID", wantHREF))
 	w.CS.ResetRequests()
 	w.run(t, creationFlow())
 	// The adoption search comes after the desired-version precondition, as in ARO-HCP.
@@ -220,8 +224,6 @@ func TestAdoptsExistingClusterServiceCluster(t *testing.T) {
 
 	cluster := controllertest.WaitForCluster(t, w.Resources, f.cluster, waitFor, "Cluster Service ID recorded",
 		func(p api.ClusterServiceProviderProperties) bool { return p.ClusterServiceID != "" })
-	wantHREF, err := clusterservice.ClusterHREF(existingID)
-	require.NoError(t, err)
 	assert.Equal(t, wantHREF, cluster.Properties.ServiceProvider().ClusterServiceID)
 	assert.Empty(t, cluster.Properties.ServiceProvider().PendingClusterServiceID)
 	assert.Empty(t, controllertest.ClusterPosts(t, w.CS), "an adopted cluster is not created again")
@@ -232,31 +234,67 @@ func TestAdoptsExistingClusterServiceCluster(t *testing.T) {
 	assert.Empty(t, spc.Properties.IntendedManagementCluster(), "placement sync never writes spec")
 }
 
+// A cluster CS has under another ID while its document has no pending ID was created
+// outside the flow (no ARO-HCP create POSTs without a pending ID). This process mints the
+// ID and POSTs without a search; Cluster Service refuses the taken Azure name (409), and
+// the retry searches and adopts the cluster it has: never created twice. Spec stays
+// placement's, status records where CS has it (docs/placement.md, step 3).
+func TestAdoptsAClusterCreatedOutsideTheFlowOnceCSRefusesTheName(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	f := setupFlow(t, w)
+	existingID := clusterservice.NewClusterID()
+	postCluster(t, w, f.stored, existingID, f.shardB)
+	w.CS.ResetRequests()
+	w.run(t, creationFlow())
+	controllertest.ChooseVersion(t, w.Resources, f.cluster, waitFor)
+	controllertest.Place(t, w.Resources, f.cluster, f.mcA, waitFor)
+
+	cluster := controllertest.WaitForCluster(t, w.Resources, f.cluster, waitFor, "Cluster Service ID recorded",
+		func(p api.ClusterServiceProviderProperties) bool { return p.ClusterServiceID != "" })
+	wantHREF, err := clusterservice.ClusterHREF(existingID)
+	require.NoError(t, err)
+	assert.Equal(t, wantHREF, cluster.Properties.ServiceProvider().ClusterServiceID)
+	posts := controllertest.ClusterPosts(t, w.CS)
+	require.Len(t, posts, 1)
+	assert.Equal(t, http.StatusConflict, posts[0].Status, "CS refused the taken Azure name")
+	assert.Empty(t, controllertest.CreatedClusters(t, w.CS), "nothing created twice")
+
+	spc := controllertest.WaitForSPC(t, w.Resources, f.cluster, waitFor, "observed placement recorded",
+		func(s *api.ServiceProviderCluster) bool { return s.Properties.ObservedManagementCluster() != "" })
+	assert.Equal(t, f.mcB.String(), spc.Properties.ObservedManagementCluster())
+	assert.Equal(t, f.mcA.String(), spc.Properties.IntendedManagementCluster(), "spec stays placement's")
+}
+
 // CS's 5xx answers fail the reconcile, which the workqueue retries with back-off until
 // the call goes through; the flow then completes as usual.
 func TestClusterServiceServerErrorsAreRetried(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		fault      fakeclusterservice.Fault
+		faults     []fakeclusterservice.Fault
 		controller string
 	}{
 		{
 			// The SDK does not retry a failed POST (CS may have done the work): the
 			// controller's retry searches first and, finding nothing, POSTs again.
 			name:       "create",
-			fault:      fakeclusterservice.Fault{Method: http.MethodPost, PathPrefix: clusterservice.ClustersPath, Status: http.StatusInternalServerError, Count: 1},
+			faults:     []fakeclusterservice.Fault{{Method: http.MethodPost, PathPrefix: clusterservice.ClustersPath, Status: http.StatusInternalServerError, Count: 1}},
 			controller: ClusterServiceCreateName,
 		},
 		{
-			// The SDK retries GETs twice; the third failure reaches the controller.
-			name:       "search",
-			fault:      fakeclusterservice.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath, Status: http.StatusServiceUnavailable, Count: 3},
+			// A failed POST makes the retry search first; the SDK retries GETs twice, and the
+			// search's third failure reaches the controller.
+			name: "search",
+			faults: []fakeclusterservice.Fault{
+				{Method: http.MethodPost, PathPrefix: clusterservice.ClustersPath, Status: http.StatusInternalServerError, Count: 1},
+				{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath, Status: http.StatusServiceUnavailable, Count: 3},
+			},
 			controller: ClusterServiceCreateName,
 		},
 		{
 			name:       "provision shard",
-			fault:      fakeclusterservice.Fault{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath + "/", Status: http.StatusBadGateway, Count: 3},
+			faults:     []fakeclusterservice.Fault{{Method: http.MethodGet, PathPrefix: clusterservice.ClustersPath + "/", Status: http.StatusBadGateway, Count: 3}},
 			controller: ManagementClusterPlacementSyncName,
 		},
 	}
@@ -265,8 +303,10 @@ func TestClusterServiceServerErrorsAreRetried(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
 			f := setupFlow(t, w)
-			_, err := w.CS.InjectFault(tt.fault)
-			require.NoError(t, err)
+			for _, fault := range tt.faults {
+				_, err := w.CS.InjectFault(fault)
+				require.NoError(t, err)
+			}
 			w.run(t, creationFlow())
 
 			driveHappyPath(t, w, f)
@@ -441,13 +481,13 @@ func TestPlacementWaitsForCapacity(t *testing.T) {
 	})
 }
 
-// A Cluster Service outage (every GET answers 503) does not stop placement: a new
+// A Cluster Service outage (every request answers 503) does not stop placement: a new
 // cluster is placed and holds its reservation, and only the CS create waits for CS.
 func TestClusterServiceOutageDoesNotStopPlacement(t *testing.T) {
 	w := newWorld(t)
 	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
 	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0)
-	outage, err := w.CS.InjectFault(fakeclusterservice.Fault{Method: http.MethodGet, Status: http.StatusServiceUnavailable})
+	outage, err := w.CS.InjectFault(fakeclusterservice.Fault{Status: http.StatusServiceUnavailable})
 	require.NoError(t, err)
 	w.storeSubscription(t, controllertest.Tenant)
 	w.run(t, Definitions())
@@ -515,7 +555,7 @@ func TestPlacementOfClustersClusterServiceKnows(t *testing.T) {
 			controllertest.StoreCluster(t, w.Resources, c)
 			// The old record already has its SPC.
 			controllertest.StoreSPC(t, w.Resources, rid)
-			create := w.reconciler(t, clusterServiceCreateDefinition())
+			create := w.reconciler(t, clusterServiceCreateDefinition(nil))
 			adoption := w.reconciler(t, clusterServiceAdoptionDefinition())
 			placer := w.reconciler(t, placementDefinition())
 			w.Start(t)
@@ -562,7 +602,7 @@ func TestClusterServiceClusterFoundAfterPlacement(t *testing.T) {
 	createInClusterService(t, w, rid, mustShardOf(t, w, owner))
 	controllertest.StoreSPC(t, w.Resources, rid)
 	placer := w.reconciler(t, placementDefinition())
-	create := w.reconciler(t, clusterServiceCreateDefinition())
+	create := w.reconciler(t, clusterServiceCreateDefinition(nil))
 	adoption := w.reconciler(t, clusterServiceAdoptionDefinition())
 	observe := w.reconciler(t, managementClusterPlacementSyncDefinition())
 	cleanup := w.reconciler(t, pendingCleanupDefinition())

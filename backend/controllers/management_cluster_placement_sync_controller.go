@@ -26,7 +26,7 @@ func managementClusterPlacementSyncDefinition() controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       ManagementClusterPlacementSyncName,
 		FlagPrefix: "management-cluster-placement-sync",
-		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, DefaultPlacementObservationInterval),
+		Defaults:   defaults(DefaultCreationFlowWorkers, DefaultResyncPeriod, DefaultPlacementObservationInterval),
 		Triggers: func(e Env) []controller.Trigger {
 			return clusterKeyed(e.Caches.Clusters(), e.Caches.ServiceProviderClusters())
 		},

@@ -18,18 +18,19 @@ const PendingClusterServiceIDAssignName = "PendingClusterServiceIDAssign"
 var pendingClusterServiceIDFields = docwrite.Fields{"properties.serviceProviderProperties.pendingClusterServiceID"}
 
 // pendingClusterServiceIDAssignDefinition: cluster-keyed, triggered by the cluster
-// informer.
-func pendingClusterServiceIDAssignDefinition() controller.Definition[Env] {
+// informer. It enters every ID it mints in ids (nil: nowhere), for ClusterServiceCreate.
+func pendingClusterServiceIDAssignDefinition(ids *unsentIDs) controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       PendingClusterServiceIDAssignName,
 		FlagPrefix: "pending-cluster-service-id-assign",
-		Defaults:   defaults(DefaultWorkers, DefaultResyncPeriod, 0),
+		Defaults:   defaults(DefaultCreationFlowWorkers, DefaultResyncPeriod, 0),
 		Triggers:   func(e Env) []controller.Trigger { return clusterKeyed(e.Caches.Clusters()) },
 		New: func(e Env, _ controller.Settings) (controller.ReconcileFunc, error) {
 			r := &pendingClusterServiceIDAssign{
 				clusters: e.Caches.Clusters().Lister(),
 				writer:   e.clusterWriter(),
 				newID:    e.NewClusterID,
+				unsent:   ids,
 			}
 			if r.newID == nil {
 				r.newID = clusterservice.NewClusterID
@@ -47,6 +48,9 @@ type pendingClusterServiceIDAssign struct {
 	clusters *informers.Lister[api.ClusterProperties]
 	writer   docwrite.Writer[api.ClusterProperties]
 	newID    func() string
+	// unsent learns every ID this controller writes, so that ClusterServiceCreate can
+	// create the cluster without searching Cluster Service first.
+	unsent *unsentIDs
 }
 
 // needsPendingClusterServiceID: a live cluster with neither a Cluster Service ID nor a
@@ -66,6 +70,9 @@ func (r *pendingClusterServiceIDAssign) reconcile(ctx context.Context, key strin
 		return controller.Result{}, fmt.Errorf("pre-assigning a Cluster Service ID: %w", err)
 	}
 
+	// Entered before the write: the writer puts a written document into the cache at
+	// once, and the create that cache event wakes must already know the ID is unsent.
+	r.unsent.minting(key, href)
 	res, err := r.writer.Update(ctx, cluster, pendingClusterServiceIDFields, func(c *api.Cluster) error {
 		if c.Properties.ServiceProviderProperties == nil {
 			c.Properties.ServiceProviderProperties = &api.ClusterServiceProviderProperties{}
@@ -73,6 +80,9 @@ func (r *pendingClusterServiceIDAssign) reconcile(ctx context.Context, key strin
 		c.Properties.ServiceProviderProperties.PendingClusterServiceID = href
 		return nil
 	})
+	if err != nil || res.Outcome != docwrite.Written {
+		r.unsent.notWritten(key, href)
+	}
 	if err != nil {
 		return controller.Result{}, err
 	}

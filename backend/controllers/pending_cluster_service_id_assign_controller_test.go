@@ -32,7 +32,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 			w := newWorld(t)
 			w.env.NewClusterID = func() string { return fixedCSID }
 			rid := controllertest.StoreCluster(t, w.Resources, tt.cluster)
-			r := w.reconciler(t, pendingClusterServiceIDAssignDefinition())
+			r := w.reconciler(t, pendingClusterServiceIDAssignDefinition(nil))
 			w.Start(t)
 			before := controllertest.GetCluster(t, w.Resources, rid)
 
@@ -55,7 +55,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		w := newWorld(t)
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
 		controllertest.StoreSPC(t, w.Resources, rid) // spec.managementClusterResourceID is nil
-		r := w.reconciler(t, pendingClusterServiceIDAssignDefinition())
+		r := w.reconciler(t, pendingClusterServiceIDAssignDefinition(nil))
 		w.Start(t)
 		_, err := r.Reconcile(rid.Key())
 		require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 		w := newWorld(t)
 		w.contend()
 		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1")))
-		r := w.reconciler(t, pendingClusterServiceIDAssignDefinition())
+		r := w.reconciler(t, pendingClusterServiceIDAssignDefinition(nil))
 		w.Start(t)
 
 		res, err := r.Reconcile(rid.Key())
@@ -79,5 +79,5 @@ func TestPendingClusterServiceIDAssign(t *testing.T) {
 
 func TestPendingClusterServiceIDAssignLeavesDeletingClustersAlone(t *testing.T) {
 	t.Parallel()
-	leavesDeletingClustersAlone(t, pendingClusterServiceIDAssignDefinition())
+	leavesDeletingClustersAlone(t, pendingClusterServiceIDAssignDefinition(nil))
 }
