@@ -100,6 +100,7 @@ func New(cfg Config) (process.App, error) {
 	if shards != nil {
 		rt.Ownership = shards
 		env.PreferMC = shards.Owns
+		env.KeysMove = true
 	}
 	ctrls, err := controller.Build(env, rt, controllers.Definitions(), cfg.Controllers.Settings())
 	if err != nil {

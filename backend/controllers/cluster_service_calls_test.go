@@ -269,28 +269,48 @@ func TestClusterServiceCreateSearchesForAnIDItDidNotMint(t *testing.T) {
 
 // The whole flow, placement included: each cluster costs Cluster Service two calls, the
 // pinned POST and the GET that observes where CS put it.
+// Where keys may move between replicas (leaderless replicas splitting them), no process
+// can know that an ID it minted was never sent by another: every create searches.
 func TestClusterServiceCallsPerCluster(t *testing.T) {
-	w := newWorld(t)
-	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
-	controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0)
-	w.storeSubscription(t, controllertest.Tenant)
-	w.CS.ResetRequests()
-	w.run(t, Definitions())
-
 	const clusters = 3
-	var rids []*api.ResourceID
-	for i := range clusters {
-		rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID(fmt.Sprintf("Counted%d", i))))
-		controllertest.ChooseVersion(t, w.Resources, rid, waitFor)
-		rids = append(rids, rid)
-	}
-	for _, rid := range rids {
-		controllertest.WaitForSPC(t, w.Resources, rid, waitFor, "observed", func(s *api.ServiceProviderCluster) bool {
-			return s.Properties.ObservedManagementCluster() != ""
+	for _, tt := range []struct {
+		name     string
+		keysMove bool
+		want     csCalls // searches -1: at least one per cluster
+	}{
+		{"one process owns every key", false, csCalls{posts: clusters, observations: clusters}},
+		// Every create attempt searches, the deferred ones before placement too.
+		{"keys move between replicas", true, csCalls{searches: -1, posts: clusters, observations: clusters}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.env.KeysMove = tt.keysMove
+			mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", controllertest.RegisterShard(t, w.CSClient, 1))
+			controllertest.StoreScheduling(t, w.Fleet, mc, 30, 0)
+			w.storeSubscription(t, controllertest.Tenant)
+			w.CS.ResetRequests()
+			w.run(t, Definitions())
+
+			var rids []*api.ResourceID
+			for i := range clusters {
+				rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID(fmt.Sprintf("Counted%d", i))))
+				controllertest.ChooseVersion(t, w.Resources, rid, waitFor)
+				rids = append(rids, rid)
+			}
+			for _, rid := range rids {
+				controllertest.WaitForSPC(t, w.Resources, rid, waitFor, "observed", func(s *api.ServiceProviderCluster) bool {
+					return s.Properties.ObservedManagementCluster() != ""
+				})
+			}
+			w.WaitQuiet(t, waitFor)
+			got := w.csCalls()
+			if tt.want.searches < 0 {
+				assert.GreaterOrEqual(t, got.searches, clusters, "a search before every create")
+				got.searches, tt.want.searches = 0, 0
+			}
+			assert.Equal(t, tt.want, got)
 		})
 	}
-	w.WaitQuiet(t, waitFor)
-	assert.Equal(t, csCalls{posts: clusters, observations: clusters}, w.csCalls())
 }
 
 func TestUnsentIDs(t *testing.T) {

@@ -61,7 +61,7 @@ func clusterServiceCreateDefinition(ids *unsentIDs) controller.Definition[Env] {
 				writer:        e.clusterWriter(),
 				cs:            e.ClusterService,
 				waits:         waits,
-				unsent:        ids,
+				unsent:        ids.unlessKeysMove(e),
 			}
 			return r.reconcile, nil
 		},

@@ -87,6 +87,11 @@ type Env struct {
 	// owns, so that replicas placing at once mostly reserve on different scheduling
 	// documents. nil prefers none.
 	PreferMC func(mcKey string) bool
+	// KeysMove says a cluster's key may move to another replica and back (leaderless
+	// replicas that split the keys): this process then cannot know that no create went
+	// out under an ID it minted while another replica owned the cluster, so every create
+	// searches Cluster Service first, as ARO-HCP's own controller does.
+	KeysMove bool
 }
 
 func (e Env) now() func() time.Time {

@@ -30,7 +30,7 @@ func pendingClusterServiceIDAssignDefinition(ids *unsentIDs) controller.Definiti
 				clusters: e.Caches.Clusters().Lister(),
 				writer:   e.clusterWriter(),
 				newID:    e.NewClusterID,
-				unsent:   ids,
+				unsent:   ids.unlessKeysMove(e),
 			}
 			if r.newID == nil {
 				r.newID = clusterservice.NewClusterID

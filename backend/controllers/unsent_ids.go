@@ -20,17 +20,26 @@ import "sync"
 //     knows no ID, and searches before every create it has not itself seen to be the
 //     first.
 //
-// Even if another writer sent a create under an ID still in here (a replica that owned
-// the cluster in between, in leaderless mode), Cluster Service refuses a second create
-// under a taken ID and under a taken Azure name (409); the refused create takes the
-// entry out, and the retry searches. A nil *unsentIDs knows no ID: every create searches,
-// as ARO-HCP's own controller does.
+// Leaderless replicas that split the keys (Env.KeysMove) keep no record at all: a key
+// can move to another replica, which sends the create, and come back, and the entry
+// here would then be wrong. A nil *unsentIDs knows no ID: every create searches, as
+// ARO-HCP's own controller does.
 type unsentIDs struct {
 	mu    sync.Mutex
 	byKey map[string]string
 }
 
 func newUnsentIDs() *unsentIDs { return &unsentIDs{byKey: map[string]string{}} }
+
+// unlessKeysMove is u, or nil (every create searches) where a cluster's key may leave
+// this replica and come back (Env.KeysMove): an entry would then outlive a create another
+// replica sent under the same ID.
+func (u *unsentIDs) unlessKeysMove(e Env) *unsentIDs {
+	if e.KeysMove {
+		return nil
+	}
+	return u
+}
 
 // minting enters href as the ID about to be written for the cluster with key.
 func (u *unsentIDs) minting(key, href string) {
