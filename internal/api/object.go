@@ -92,15 +92,7 @@ func isPreserving(t reflect.Type) bool {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct {
-		return false
-	}
-	for i := range t.NumField() {
-		if t.Field(i).Type == objectType {
-			return true
-		}
-	}
-	return false
+	return isLevel(t)
 }
 
 func infoFor(t reflect.Type) *structInfo {

@@ -106,23 +106,12 @@ type Result[P any] struct {
 // written the old way (see replaceFresh): change may therefore run twice, on cached and
 // on a fresh read of the same version, and must depend on nothing but its input.
 func (w Writer[P]) Update(ctx context.Context, cached *api.Document[P], owned Fields, change func(*api.Document[P]) error) (Result[P], error) {
-	updated := cached.DeepCopy()
-	if err := change(updated); err != nil {
+	updated, before, after, err := applyChange(cached, owned, change)
+	if err != nil {
 		return Result[P]{}, err
 	}
-	before, err := api.Encode(cached)
-	if err != nil {
-		return Result[P]{}, fmt.Errorf("encoding %s as cached: %w", cached.ResourceID, err)
-	}
-	after, err := api.Encode(updated)
-	if err != nil {
-		return Result[P]{}, fmt.Errorf("encoding %s as changed: %w", cached.ResourceID, err)
-	}
-	if bytes.Equal(before, after) {
+	if updated == nil {
 		return Result[P]{Outcome: Unchanged}, nil
-	}
-	if err := confined(before, after, owned); err != nil {
-		return Result[P]{}, fmt.Errorf("writing %s: %w", cached.ResourceID, err)
 	}
 	if cached.ETag == "" {
 		return Result[P]{}, &database.OpError{Op: "patch", Container: w.container.Name(), ID: cached.ID, PartitionKey: cached.PartitionKey, Kind: database.ErrIfMatchRequired}
@@ -208,24 +197,14 @@ func (w Writer[P]) replaceFresh(ctx context.Context, cached *api.Document[P], ow
 	if err != nil {
 		return Result[P]{}, fmt.Errorf("decoding %s as read: %w", cached.ResourceID, err)
 	}
-	before, err := api.Encode(fresh)
+	updated, _, _, err := applyChange(fresh, owned, change)
 	if err != nil {
-		return Result[P]{}, fmt.Errorf("encoding %s as read: %w", cached.ResourceID, err)
-	}
-	if err := change(fresh); err != nil {
 		return Result[P]{}, err
 	}
-	after, err := api.Encode(fresh)
-	if err != nil {
-		return Result[P]{}, fmt.Errorf("encoding %s as changed: %w", cached.ResourceID, err)
-	}
-	if bytes.Equal(before, after) {
+	if updated == nil {
 		return Result[P]{Outcome: Unchanged}, nil
 	}
-	if err := confined(before, after, owned); err != nil {
-		return Result[P]{}, fmt.Errorf("writing %s: %w", cached.ResourceID, err)
-	}
-	stored, err := database.Replace(ctx, w.container, fresh)
+	stored, err := database.Replace(ctx, w.container, updated)
 	switch {
 	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
 		return Result[P]{Outcome: LostRace}, nil
@@ -234,6 +213,30 @@ func (w Writer[P]) replaceFresh(ctx context.Context, cached *api.Document[P], ow
 	}
 	w.cache.Assume(stored)
 	return Result[P]{Outcome: Written, Stored: stored}, nil
+}
+
+// applyChange runs change on a copy of doc and returns the copy with the encodings of
+// doc and of the copy. A nil copy and no error mean the change left the document as it
+// was (the codec keeps the original bytes of every unchanged value, so equal bytes mean
+// nothing changed); a change outside owned is ErrNotOwned. doc itself is never modified.
+func applyChange[P any](doc *api.Document[P], owned Fields, change func(*api.Document[P]) error) (updated *api.Document[P], before, after []byte, err error) {
+	updated = doc.DeepCopy()
+	if err := change(updated); err != nil {
+		return nil, nil, nil, err
+	}
+	if before, err = api.Encode(doc); err != nil {
+		return nil, nil, nil, fmt.Errorf("encoding %s as cached: %w", doc.ResourceID, err)
+	}
+	if after, err = api.Encode(updated); err != nil {
+		return nil, nil, nil, fmt.Errorf("encoding %s as changed: %w", doc.ResourceID, err)
+	}
+	if bytes.Equal(before, after) {
+		return nil, nil, nil, nil
+	}
+	if err := confined(before, after, owned); err != nil {
+		return nil, nil, nil, fmt.Errorf("writing %s: %w", doc.ResourceID, err)
+	}
+	return updated, before, after, nil
 }
 
 // Create stores doc, a new document, unless one with its id exists already, which is
