@@ -263,12 +263,19 @@ func (c *Controller) resyncLoop(ctx context.Context) {
 			return
 		case <-time.After(c.opts.ResyncPeriod + jitter):
 		}
-		c.mu.Lock()
-		sources := append([]source(nil), c.sources...)
-		c.mu.Unlock()
-		for _, s := range sources {
-			for _, obj := range s.store.List() {
-				for _, k := range s.keyFor(obj) {
+		c.enqueueCached(func(string) bool { return true })
+	}
+}
+
+// enqueueCached adds the key of every object in the watched caches that want accepts.
+func (c *Controller) enqueueCached(want func(key string) bool) {
+	c.mu.Lock()
+	sources := append([]source(nil), c.sources...)
+	c.mu.Unlock()
+	for _, s := range sources {
+		for _, obj := range s.store.List() {
+			for _, k := range s.keyFor(obj) {
+				if want(k) {
 					c.queue.Add(k)
 				}
 			}

@@ -44,18 +44,5 @@ func (c *Controller) resyncOnAcquire() func() {
 	if c.opts.Ownership == nil {
 		return func() {}
 	}
-	return c.opts.Ownership.OnAcquire(func() {
-		c.mu.Lock()
-		sources := append([]source(nil), c.sources...)
-		c.mu.Unlock()
-		for _, s := range sources {
-			for _, obj := range s.store.List() {
-				for _, k := range s.keyFor(obj) {
-					if c.opts.Ownership.Owns(k) {
-						c.queue.Add(k)
-					}
-				}
-			}
-		}
-	})
+	return c.opts.Ownership.OnAcquire(func() { c.enqueueCached(c.opts.Ownership.Owns) })
 }
