@@ -255,7 +255,7 @@ func decodeLeanLevel(data []byte, v reflect.Value, p *leanPlan) error {
 		return fmt.Errorf("expected a JSON object, found %s", describeValue(data[0]))
 	}
 	var stack [maxStackFields][]byte
-	values := stack[:0]
+	var values [][]byte
 	if len(p.fields) <= maxStackFields {
 		values = stack[:len(p.fields)]
 	} else {
