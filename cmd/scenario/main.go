@@ -97,6 +97,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workers := fs.String("workers", joinInts(scenario.DefaultBenchWorkers), "Placement worker counts each store runs with, in order")
 	profile := fs.String("profile", profileDefault, fmt.Sprintf("%s: --management-clusters and --clusters as given; %s: %d MCs and %d clusters", profileDefault, profileLarge, largeManagementClusters, largeClusters))
 	outDir := fs.String("bench-output", defaultBenchOutputFolder, "Folder of summary.json and chart.svg")
+	fs.IntVar(&o.Backends, "backends", o.Backends, "Backend replicas, leaderless, splitting the keys by shard lease (emulator store only); 1 runs one replica that owns every key")
 	cpuProfile := fs.String("cpu-profile", "", "Write a CPU profile of the runner's process (on the memory store: the whole region) to this file, for go tool pprof")
 	if err := fs.Parse(args); err != nil {
 		return err

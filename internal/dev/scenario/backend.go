@@ -176,9 +176,16 @@ func newProcessBackend(name, bin, logPath, addr string, args []string) *processB
 }
 
 // backendArgs are the flags of a backend child: leader election off, so that several
-// replicas run at once when asked.
+// replicas run at once when asked, splitting the keys by shard lease. A lone replica
+// owns every key and splits nothing (--shards=0): it then measures what one elected
+// leader costs, without lease requests and with the record of unsent Cluster Service IDs
+// that only a process whose keys cannot move keeps.
 func backendArgs(o Options, cosmosEndpoint, cosmosKey, csURL, addr string) []string {
-	return []string{
+	shards := []string{}
+	if o.Backends <= 1 {
+		shards = []string{"--shards=0"}
+	}
+	return append(shards,
 		"--cosmos-endpoint", cosmosEndpoint, "--cosmos-key", cosmosKey,
 		"--clusters-service-url", csURL,
 		"--metrics-address", addr, "--health-address", addr, "--leader-elect=false", "--shutdown-timeout", "5s",
@@ -186,7 +193,7 @@ func backendArgs(o Options, cosmosEndpoint, cosmosKey, csURL, addr string) []str
 		"--placement-workers", strconv.Itoa(o.Workers),
 		"--placement-requeue-after", o.placementRequeueAfter().String(),
 		"--management-cluster-placement-sync-requeue-after", backendRequeueAfter.String(),
-	}
+	)
 }
 
 // start runs the binary, its output appended to its log, and waits until /readyz says its

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,4 +29,19 @@ func TestRunsCreateTheMixOfMakeRun(t *testing.T) {
 	o := DefaultOptions()
 	o.NonSwiftEvery = -1
 	assert.ErrorContains(t, o.Validate(), "non-SWIFT")
+}
+
+// A lone backend replica owns every key: it runs unsharded, as an elected leader would,
+// so the bench's one-replica figures carry no lease requests.
+func TestBackendArgsShardOnlyWithSeveralReplicas(t *testing.T) {
+	for _, tt := range []struct {
+		backends int
+		sharded  bool
+	}{{1, false}, {2, true}} {
+		o := DefaultOptions()
+		o.Backends = tt.backends
+		args := backendArgs(o, "http://127.0.0.1:1", "key", "http://127.0.0.1:2", "127.0.0.1:0")
+		assert.Equal(t, !tt.sharded, slices.Contains(args, "--shards=0"), "%d backends", tt.backends)
+		assert.Contains(t, args, "--leader-elect=false")
+	}
 }
