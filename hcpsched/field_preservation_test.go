@@ -5,9 +5,9 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
-	"github.com/hcpsched/hcpsched/internal/database/docwrite/docwritetest/preservation"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/docwritetest/preservation"
 )
 
 // cordonWrites are cordon's and uncordon's write of spec.schedulingPolicy, with the

@@ -13,9 +13,9 @@ import (
 	"github.com/hcpsched/hcpsched/fleet/agentpools"
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
-	"github.com/hcpsched/hcpsched/internal/database/docwrite/docwritetest/preservation"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
+	"github.com/hcpsched/hcpsched/internal/dev/docwritetest/preservation"
 	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 

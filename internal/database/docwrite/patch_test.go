@@ -16,8 +16,8 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
-	"github.com/hcpsched/hcpsched/internal/database/docwrite/docwritetest"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
+	"github.com/hcpsched/hcpsched/internal/dev/docwritetest"
 	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 

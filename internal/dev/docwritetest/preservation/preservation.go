@@ -19,7 +19,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
 	"github.com/hcpsched/hcpsched/internal/database/docwrite"
-	"github.com/hcpsched/hcpsched/internal/database/docwrite/docwritetest"
+	"github.com/hcpsched/hcpsched/internal/dev/docwritetest"
 	"github.com/hcpsched/hcpsched/internal/dev/fixtures/arohcp"
 )
 
