@@ -93,7 +93,7 @@ func New(cfg Config) (process.App, error) {
 		CreationWaits:    creationWaits,
 	}
 	rt := controller.Runtime{Metrics: metrics, Logger: cfg.Logger}
-	shards, err := newShards(cfg.Sharding, cfg.Registerer, cfg.Logger)
+	shards, err := process.NewShardManager(cfg.Sharding, cfg.Registerer, cfg.Logger)
 	if err != nil {
 		return process.App{}, err
 	}
@@ -107,17 +107,9 @@ func New(cfg Config) (process.App, error) {
 		return process.App{}, err
 	}
 	a := controller.NewApp(syncedCaches{Factory: factory, snapshot: snapshot}, ctrls)
-	if shards != nil {
-		run := a.RunControllers
-		a.RunControllers = func(ctx context.Context) error { return shards.RunAround(ctx, run) }
-	}
 	// Synced once is not enough: a hung or failing change feed freezes the caches.
 	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
-	if shards != nil {
-		// A replica that cannot read the leases works no key.
-		a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: shard.ReadinessCheck, Check: shards.Check})
-	}
-	return a, nil
+	return process.RunSharded(a, shards), nil
 }
 
 // syncedCaches are the informers and placement's snapshot of them: synced once the
@@ -130,18 +122,4 @@ type syncedCaches struct {
 
 func (c syncedCaches) WaitForCacheSync(ctx context.Context) bool {
 	return c.Factory.WaitForCacheSync(ctx) && cache.WaitForCacheSync(ctx.Done(), c.snapshot.HasSynced)
-}
-
-// newShards builds the lease manager of leaderless mode, or nil without sharding.
-func newShards(cfg *shard.Config, reg prometheus.Registerer, logger *slog.Logger) (*shard.Manager, error) {
-	if cfg == nil {
-		return nil, nil
-	}
-	c := *cfg
-	c.Registerer, c.Logger = reg, logger.With("component", "shards")
-	m, err := shard.New(c)
-	if err != nil {
-		return nil, fmt.Errorf("sharding: %w", err)
-	}
-	return m, nil
 }

@@ -4,9 +4,7 @@
 package app
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -71,13 +69,11 @@ func New(cfg Config) (process.App, error) {
 		Registerer:     cfg.Registerer,
 	}
 	rt := controller.Runtime{Metrics: metrics, Logger: cfg.Logger}
-	var shards *shard.Manager
-	if cfg.Sharding != nil {
-		sc := *cfg.Sharding
-		sc.Registerer, sc.Logger = cfg.Registerer, cfg.Logger.With("component", "shards")
-		if shards, err = shard.New(sc); err != nil {
-			return process.App{}, fmt.Errorf("sharding: %w", err)
-		}
+	shards, err := process.NewShardManager(cfg.Sharding, cfg.Registerer, cfg.Logger)
+	if err != nil {
+		return process.App{}, err
+	}
+	if shards != nil {
 		rt.Ownership = shards
 	}
 	running, err := controller.Build(env, rt, controllers.Definitions(), settings(cfg))
@@ -85,17 +81,9 @@ func New(cfg Config) (process.App, error) {
 		return process.App{}, err
 	}
 	a := controller.NewApp(factory, running)
-	if shards != nil {
-		run := a.RunControllers
-		a.RunControllers = func(ctx context.Context) error { return shards.RunAround(ctx, run) }
-	}
 	// Synced once is not enough: a hung or failing change feed freezes the caches.
 	a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: informers.FeedReadinessCheck, Check: factory.CheckFeeds})
-	if shards != nil {
-		// A replica that cannot read the leases works no key.
-		a.ReadinessChecks = append(a.ReadinessChecks, process.ReadinessCheck{Name: shard.ReadinessCheck, Check: shards.Check})
-	}
-	return a, nil
+	return process.RunSharded(a, shards), nil
 }
 
 // settings are the controllers' settings from the fleet's flags: one worker count and

@@ -1,12 +1,16 @@
 package process
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hcpsched/hcpsched/internal/shard"
 )
@@ -85,4 +89,31 @@ func (o Options) ShardConfig() shard.Config {
 		RenewDeadline: o.Sharding.RenewDeadline,
 		RetryPeriod:   o.Sharding.RetryPeriod,
 	}
+}
+
+// NewShardManager builds the lease manager of leaderless mode from cfg, with the
+// process's registerer and logger; a nil cfg (no sharding) is a nil manager.
+func NewShardManager(cfg *shard.Config, reg prometheus.Registerer, logger *slog.Logger) (*shard.Manager, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	c := *cfg
+	c.Registerer, c.Logger = reg, logger.With("component", "shards")
+	m, err := shard.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("sharding: %w", err)
+	}
+	return m, nil
+}
+
+// RunSharded runs a's controllers inside m's lease rounds and adds m's readiness check:
+// a replica that cannot read the leases works no key. A nil m leaves a as it is.
+func RunSharded(a App, m *shard.Manager) App {
+	if m == nil {
+		return a
+	}
+	run := a.RunControllers
+	a.RunControllers = func(ctx context.Context) error { return m.RunAround(ctx, run) }
+	a.ReadinessChecks = append(a.ReadinessChecks, ReadinessCheck{Name: shard.ReadinessCheck, Check: m.Check})
+	return a
 }
