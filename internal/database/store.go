@@ -159,6 +159,27 @@ type PatchOptions struct {
 	Condition string
 }
 
+// Pointer spells a path of field names as a patch operation's JSON pointer: "~" is "~0"
+// and "/" is "~1" inside a name.
+func Pointer(names ...string) string {
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(n, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// PointerNames splits a JSON pointer into its unescaped field names; the inverse of
+// Pointer.
+func PointerNames(pointer string) []string {
+	names := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	for i, n := range names {
+		names[i] = strings.ReplaceAll(strings.ReplaceAll(n, "~1", "/"), "~0", "~")
+	}
+	return names
+}
+
 // ValidatePatch checks what a patch can be refused for without reading the document:
 // 1 to MaxPatchOperations operations of known kinds, each on a JSON-pointer path, with
 // a JSON value where the kind needs one and an integer for incr. Stores call it before

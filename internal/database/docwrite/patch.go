@@ -194,7 +194,7 @@ func (d *differ) diff(path string, ptr []string, a, b *node, inOwned bool) []dat
 	case d.equal(a, b):
 		return nil
 	case b == nil:
-		return []database.PatchOperation{{Kind: database.PatchRemove, Path: pointer(ptr)}}
+		return []database.PatchOperation{{Kind: database.PatchRemove, Path: database.Pointer(ptr...)}}
 	case a.isNull() || b.kind != a.kind || b.kind == 's' || b.kind == 'n':
 		// Appeared, changed kind, or a changed scalar: the store holds nothing of b's
 		// shape there that a set could lose.
@@ -237,12 +237,12 @@ func (d *differ) arrayOps(path string, ptr []string, a, b *node, inOwned bool) [
 	case len(b.arr) > len(a.arr) && d.equalElems(a.arr, b.arr[:len(a.arr)]):
 		var ops []database.PatchOperation
 		for _, e := range b.arr[len(a.arr):] {
-			ops = append(ops, database.PatchOperation{Kind: database.PatchAdd, Path: pointer(appendSeg(ptr, "-")), Value: e.raw})
+			ops = append(ops, database.PatchOperation{Kind: database.PatchAdd, Path: database.Pointer(appendSeg(ptr, "-")...), Value: e.raw})
 		}
 		return ops
 	case len(b.arr) == len(a.arr)-1:
 		if i, ok := d.removedIndex(a.arr, b.arr); ok {
-			return []database.PatchOperation{{Kind: database.PatchRemove, Path: pointer(appendSeg(ptr, strconv.Itoa(i)))}}
+			return []database.PatchOperation{{Kind: database.PatchRemove, Path: database.Pointer(appendSeg(ptr, strconv.Itoa(i))...)}}
 		}
 	}
 	if !inOwned {
@@ -264,7 +264,7 @@ func (d *differ) conditionOps(path string, ptr []string, a, b *node, types []str
 		// No list yet: every element of the new one is owned.
 		return []database.PatchOperation{set(ptr, b)}
 	case b.isNull():
-		return []database.PatchOperation{{Kind: database.PatchRemove, Path: pointer(ptr)}}
+		return []database.PatchOperation{{Kind: database.PatchRemove, Path: database.Pointer(ptr...)}}
 	case a.kind != '[' || b.kind != '[':
 		d.fail(fmt.Errorf("%s: a condition list that is not a list", path))
 		return nil
@@ -282,7 +282,7 @@ func (d *differ) conditionOps(path string, ptr []string, a, b *node, types []str
 	for i := len(a.arr) - 1; i >= 0; i-- {
 		t := conditionType(a.arr[i])
 		if slices.Contains(types, t) && !present[t] {
-			ops = append(ops, database.PatchOperation{Kind: database.PatchRemove, Path: pointer(appendSeg(ptr, strconv.Itoa(i)))})
+			ops = append(ops, database.PatchOperation{Kind: database.PatchRemove, Path: database.Pointer(appendSeg(ptr, strconv.Itoa(i))...)})
 			continue
 		}
 		kept = append(kept, a.arr[i])
@@ -305,7 +305,7 @@ func (d *differ) conditionOps(path string, ptr []string, a, b *node, types []str
 			d.fail(fmt.Errorf("%s: a condition that is not owned was added", path))
 			return nil
 		}
-		ops = append(ops, database.PatchOperation{Kind: database.PatchAdd, Path: pointer(appendSeg(ptr, "-")), Value: e.raw})
+		ops = append(ops, database.PatchOperation{Kind: database.PatchAdd, Path: database.Pointer(appendSeg(ptr, "-")...), Value: e.raw})
 	}
 	return ops
 }
@@ -335,7 +335,7 @@ func (d *differ) fail(err error) {
 // beneath an owned condition of a list, or a list or object on the way to an owned path
 // that the store does not have (diff sets those only where they are absent).
 func (d *differ) mayWrite(p string) bool {
-	segs := splitPointer(p)
+	segs := database.PointerNames(p)
 	path := ""
 	for i, s := range segs {
 		if i > 0 && isIndex(s) {
@@ -379,29 +379,11 @@ func (d *differ) removedIndex(a, b []*node) (int, bool) {
 }
 
 func set(ptr []string, v *node) database.PatchOperation {
-	return database.PatchOperation{Kind: database.PatchSet, Path: pointer(ptr), Value: v.raw}
+	return database.PatchOperation{Kind: database.PatchSet, Path: database.Pointer(ptr...), Value: v.raw}
 }
 
 func appendSeg(ptr []string, seg string) []string {
 	return append(slices.Clip(ptr), seg)
-}
-
-// pointer spells segments as a JSON pointer: "~" is "~0" and "/" is "~1" inside a name.
-func pointer(segs []string) string {
-	var b strings.Builder
-	for _, s := range segs {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
-	}
-	return b.String()
-}
-
-func splitPointer(p string) []string {
-	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, s := range segs {
-		segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return segs
 }
 
 // complete reports whether the Go type at ptr keeps every part of the stored value when

@@ -27,7 +27,7 @@ func patchErrorf(format string, args ...any) error {
 func applyPatch(body []byte, ops []database.PatchOperation) ([]byte, error) {
 	root := json.RawMessage(body)
 	for i, op := range ops {
-		segments := splitPointer(op.Path)
+		segments := database.PointerNames(op.Path)
 		if strings.HasPrefix(segments[0], "_") {
 			return nil, patchErrorf("patch operation %d: the system property %q cannot be patched", i, segments[0])
 		}
@@ -41,15 +41,6 @@ func applyPatch(body []byte, ops []database.PatchOperation) ([]byte, error) {
 		root = next
 	}
 	return root, nil
-}
-
-// splitPointer splits a JSON pointer (validated to start with "/") into unescaped names.
-func splitPointer(path string) []string {
-	segments := strings.Split(path[1:], "/")
-	for i, s := range segments {
-		segments[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return segments
 }
 
 func firstByte(raw json.RawMessage) byte {
