@@ -418,3 +418,73 @@ func TestAssumedWritesAreVisibleAtOnce(t *testing.T) {
 		t.Fatal("no update event for an assumed write")
 	}
 }
+
+// busyStore writes a new cluster after each change-feed read of Resources, until limit:
+// a container that a writer keeps busy, so that every read finds something new. It
+// counts each container's reads; Fleet stays idle, so its reads count the polls.
+type busyStore struct {
+	database.Store
+	written, limit atomic.Int64
+	reads          sync.Map // container name -> *atomic.Int64
+}
+
+func (s *busyStore) Container(name string) database.Container {
+	n, _ := s.reads.LoadOrStore(name, new(atomic.Int64))
+	return &busyContainer{Container: s.Store.Container(name), store: s, reads: n.(*atomic.Int64)}
+}
+
+func (s *busyStore) readsOf(container string) int64 {
+	n, _ := s.reads.LoadOrStore(container, new(atomic.Int64))
+	return n.(*atomic.Int64).Load()
+}
+
+type busyContainer struct {
+	database.Container
+	store *busyStore
+	reads *atomic.Int64
+}
+
+func (c *busyContainer) ChangeFeed(ctx context.Context, opts database.ChangeFeedOptions) (database.ChangeFeedPage, error) {
+	c.reads.Add(1)
+	page, err := c.Container.ChangeFeed(ctx, opts)
+	if err == nil && c.Name() == api.ResourcesContainer {
+		if n := c.store.written.Add(1); n <= c.store.limit.Load() {
+			if _, werr := database.Create(ctx, c.Container, clusterDoc("busy", fmt.Sprintf("c%d", n))); werr != nil {
+				return page, werr
+			}
+		}
+	}
+	return page, err
+}
+
+// A poll reads each feed range once while its pages are short: a container whose
+// writers never pause is not chased within a poll (every read would find a change
+// more), so its requests are bounded by the poll rate, as an idle container's are, and
+// what was written since waits for the next poll. Every change still reaches the lister.
+func TestBusyContainerCostsOneFeedReadPerPoll(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func(t *testing.T) testStore) {
+		const writes, polls = 40, 6
+		store := &busyStore{Store: newStore(t).Store}
+		factory, err := informers.NewFactory(store, informers.Options{PollInterval: pollInterval, RelistPeriod: time.Hour, Registerer: prometheus.NewRegistry()})
+		require.NoError(t, err)
+		clusters := informers.NewCaches(factory).Clusters()
+		informers.NewCaches(factory).ManagementClusters()
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		factory.Start(ctx)
+		require.True(t, factory.WaitForCacheSync(ctx))
+
+		busy, idle := store.readsOf(api.ResourcesContainer), store.readsOf(api.FleetContainer)
+		store.written.Store(0)
+		store.limit.Store(writes)
+		require.Eventually(t, func() bool { return store.readsOf(api.FleetContainer) >= idle+polls }, 20*time.Second, time.Millisecond)
+		busyReads, idleReads := store.readsOf(api.ResourcesContainer)-busy, store.readsOf(api.FleetContainer)-idle
+		assert.LessOrEqual(t, busyReads, idleReads+1, "feed reads of the busy container against the idle one's, one a poll")
+		require.Less(t, store.written.Load(), int64(writes), "the writer was still busy at the end")
+
+		store.limit.Store(0)
+		want := int(min(store.written.Load(), writes))
+		assert.Eventually(t, func() bool { return len(clusters.Lister().List()) >= want }, 20*time.Second, 10*time.Millisecond,
+			"every cluster written reaches the lister")
+	})
+}

@@ -170,9 +170,14 @@ func (p *Pump) feedRanges(ctx context.Context) []database.FeedRange {
 	}
 }
 
-// drain reads one feed range until it reports nothing new, publishing every page before
-// moving the continuation past it. It returns the oldest _ts it delivered (0 if none):
-// the change that waited longest for this poll.
+// drain reads one feed range up to where it ended when read, publishing every page
+// before moving the continuation past it: it stops at a page with room left (fewer
+// items than asked for), which reached the end of the range at that moment, rather than
+// asking again for the changes written since. Those wait for the next poll, like any
+// change written just after one; chasing them made a container whose writers never
+// pause cost several requests a poll, a page of a few documents each. A full page is
+// followed at once, so a backlog is read in one poll. It returns the oldest _ts it
+// delivered (0 if none): the change that waited longest for this poll.
 func (p *Pump) drain(ctx context.Context, r *database.FeedRange, continuation *string) (int64, error) {
 	var oldest int64
 	for {
@@ -188,7 +193,7 @@ func (p *Pump) drain(ctx context.Context, r *database.FeedRange, continuation *s
 			oldest = earliest(oldest, p.publish(item))
 		}
 		*continuation = page.Continuation
-		if page.NotModified || len(page.Items) == 0 {
+		if page.NotModified || len(page.Items) < p.opts.PageSize {
 			return oldest, nil
 		}
 	}
