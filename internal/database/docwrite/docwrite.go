@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -116,7 +115,7 @@ func (w Writer[P]) Update(ctx context.Context, cached *api.Document[P], owned Fi
 	if cached.ETag == "" {
 		return Result[P]{}, &database.OpError{Op: "patch", Container: w.container.Name(), ID: cached.ID, PartitionKey: cached.PartitionKey, Kind: database.ErrIfMatchRequired}
 	}
-	ops, err := diffOps(before, after, owned, reflect.TypeFor[api.Document[P]]())
+	ops, err := diffNodes(before, after, owned, reflect.TypeFor[api.Document[P]]())
 	if errors.Is(err, ErrNotOwned) {
 		return Result[P]{}, fmt.Errorf("writing %s: %w", cached.ResourceID, err)
 	}
@@ -136,12 +135,28 @@ func (w Writer[P]) Update(ctx context.Context, cached *api.Document[P], owned Fi
 	case err != nil:
 		return Result[P]{}, fmt.Errorf("patching %s in %s: %w", cached.ResourceID, w.container.Name(), err)
 	}
-	stored, err := database.DecodeItem[P](item)
+	stored, err := w.decodeStored(item)
 	if err != nil {
 		return Result[P]{}, fmt.Errorf("decoding %s as patched: %w", cached.ResourceID, err)
 	}
 	w.cache.Assume(stored)
 	return Result[P]{Outcome: Written, Stored: stored}, nil
+}
+
+// StoredDecoder is a cache that keeps less than the whole document (a lean informer):
+// the document the store returns after a patch is decoded the way the cache decodes its
+// change feed, so that the write-through copy holds what the feed's copy will hold, and
+// costs no more to decode or to keep.
+type StoredDecoder[P any] interface {
+	DecodeStored(body []byte) (*api.Document[P], error)
+}
+
+// decodeStored decodes what the store returned after a patch for the cache.
+func (w Writer[P]) decodeStored(item database.Item) (*api.Document[P], error) {
+	if d, ok := w.cache.(StoredDecoder[P]); ok {
+		return d.DecodeStored(item.Body)
+	}
+	return database.DecodeItem[P](item)
 }
 
 // metadataOps stamps a patch the way PrepareReplace stamps a Replace: cosmosMetadata.etag
@@ -216,24 +231,34 @@ func (w Writer[P]) replaceFresh(ctx context.Context, cached *api.Document[P], ow
 }
 
 // applyChange runs change on a copy of doc and returns the copy with the encodings of
-// doc and of the copy. A nil copy and no error mean the change left the document as it
-// was (the codec keeps the original bytes of every unchanged value, so equal bytes mean
-// nothing changed); a change outside owned is ErrNotOwned. doc itself is never modified.
-func applyChange[P any](doc *api.Document[P], owned Fields, change func(*api.Document[P]) error) (updated *api.Document[P], before, after []byte, err error) {
+// doc and of the copy, as trees whose members are split out only where they are compared
+// (the differ reads the same trees). A nil copy and no error mean the change left the
+// document as it was (the codec keeps the original bytes of every unchanged value, so
+// equal bytes mean nothing changed); a change outside owned is ErrNotOwned. doc itself
+// is never modified.
+func applyChange[P any](doc *api.Document[P], owned Fields, change func(*api.Document[P]) error) (updated *api.Document[P], before, after *node, err error) {
 	updated = doc.DeepCopy()
 	if err := change(updated); err != nil {
 		return nil, nil, nil, err
 	}
-	if before, err = api.Encode(doc); err != nil {
+	beforeJSON, err := api.Encode(doc)
+	if err != nil {
 		return nil, nil, nil, fmt.Errorf("encoding %s as cached: %w", doc.ResourceID, err)
 	}
-	if after, err = api.Encode(updated); err != nil {
+	afterJSON, err := api.Encode(updated)
+	if err != nil {
 		return nil, nil, nil, fmt.Errorf("encoding %s as changed: %w", doc.ResourceID, err)
 	}
-	if bytes.Equal(before, after) {
+	if bytes.Equal(beforeJSON, afterJSON) {
 		return nil, nil, nil, nil
 	}
-	if err := confined(before, after, owned); err != nil {
+	if before, err = parseNode(beforeJSON); err != nil {
+		return nil, nil, nil, fmt.Errorf("reading %s as cached: %w", doc.ResourceID, err)
+	}
+	if after, err = parseNode(afterJSON); err != nil {
+		return nil, nil, nil, fmt.Errorf("reading %s as changed: %w", doc.ResourceID, err)
+	}
+	if err := confinedNodes(before, after, owned); err != nil {
 		return nil, nil, nil, fmt.Errorf("writing %s: %w", doc.ResourceID, err)
 	}
 	return updated, before, after, nil
@@ -256,16 +281,27 @@ func (w Writer[P]) Create(ctx context.Context, doc *api.Document[P]) (Result[P],
 // ErrNotOwned is returned, wrapped, when a change touches a field outside the owned ones.
 var ErrNotOwned = errors.New("change touches a field the writer does not own")
 
-// confined checks that before and after differ only within owned.
+// confined checks that before and after, two encodings of one document, differ only
+// within owned.
 func confined(before, after []byte, owned Fields) error {
-	var b, a any
-	if err := decodeJSON(before, &b); err != nil {
+	b, err := parseNode(before)
+	if err != nil {
 		return err
 	}
-	if err := decodeJSON(after, &a); err != nil {
+	a, err := parseNode(after)
+	if err != nil {
 		return err
 	}
-	if diff := firstDifference("", b, a, owned); diff != "" {
+	return confinedNodes(b, a, owned)
+}
+
+// confinedNodes is confined on parsed trees.
+func confinedNodes(before, after *node, owned Fields) error {
+	diff, err := firstDifference("", before, after, owned)
+	if err != nil {
+		return err
+	}
+	if diff != "" {
 		return fmt.Errorf("%w: %s (owned: %s)", ErrNotOwned, diff, strings.Join(owned, ", "))
 	}
 	return nil
@@ -277,44 +313,79 @@ func decodeJSON(b []byte, v *any) error {
 	return d.Decode(v)
 }
 
+// emptyObject stands for an object that is not there, beneath which an owned path lies.
+var emptyObject = &node{raw: json.RawMessage("{}"), kind: '{', parsed: true, obj: map[string]*node{}}
+
 // firstDifference returns the path of the first value that differs between a and b
-// outside the owned paths, or "" when there is none.
-func firstDifference(path string, a, b any, owned Fields) string {
+// outside the owned paths, or "" when there is none. a or b nil is absent, the same as
+// null. Values with the same bytes are the same and are not taken apart, so a change
+// costs about the size of what it changed, not of the document.
+func firstDifference(path string, a, b *node, owned Fields) (string, error) {
 	if path != "" && slices.Contains(owned, path) {
-		return ""
+		return "", nil
 	}
 	if types := ownedConditions(path, owned); len(types) > 0 {
-		return conditionDifference(path, a, b, types)
+		va, vb, err := valuesOf(a, b)
+		if err != nil {
+			return "", err
+		}
+		return conditionDifference(path, va, vb, types), nil
 	}
-	am, aIsObject := a.(map[string]any)
-	bm, bIsObject := b.(map[string]any)
+	if a != nil && b != nil && bytes.Equal(a.raw, b.raw) {
+		return "", nil
+	}
+	aIsObject, bIsObject := a != nil && a.kind == '{', b != nil && b.kind == '{'
 	if ownsBeneath(path, owned) {
 		// An owned path lies beneath an object that appeared where there was nothing, or
 		// went away: its fields are compared against nothing, so it is allowed only when
 		// everything else beneath it is owned too. A value of another kind in its place
 		// (a string where the object is) lies beneath no owned path, and replacing it
 		// would lose it.
-		if aIsObject && b == nil {
-			bm, bIsObject = map[string]any{}, true
+		if aIsObject && b.isNull() {
+			b, bIsObject = emptyObject, true
 		}
-		if a == nil && bIsObject {
-			am, aIsObject = map[string]any{}, true
+		if a.isNull() && bIsObject {
+			a, aIsObject = emptyObject, true
 		}
 	}
 	if !aIsObject || !bIsObject {
-		if !reflect.DeepEqual(a, b) {
-			return orRoot(path)
+		va, vb, err := valuesOf(a, b)
+		if err != nil {
+			return "", err
 		}
-		return ""
+		if !reflect.DeepEqual(va, vb) {
+			return orRoot(path), nil
+		}
+		return "", nil
 	}
-	keys := slices.Concat(slices.Collect(maps.Keys(am)), slices.Collect(maps.Keys(bm)))
+	if err := errors.Join(a.parse(), b.parse()); err != nil {
+		return "", err
+	}
+	keys := slices.Concat(a.keys, b.keys)
 	slices.Sort(keys)
 	for _, k := range slices.Compact(keys) {
-		if d := firstDifference(join(path, k), am[k], bm[k], owned); d != "" {
-			return d
+		if d, err := firstDifference(join(path, k), a.obj[k], b.obj[k], owned); d != "" || err != nil {
+			return d, err
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// valuesOf decodes two values for a comparison by meaning (numbers by their decimal
+// text); absent and null are both nil.
+func valuesOf(a, b *node) (va, vb any, err error) {
+	for _, n := range []struct {
+		node *node
+		v    *any
+	}{{a, &va}, {b, &vb}} {
+		if n.node.isNull() {
+			continue
+		}
+		if err := decodeJSON(n.node.raw, n.v); err != nil {
+			return nil, nil, err
+		}
+	}
+	return va, vb, nil
 }
 
 // ownsBeneath reports whether an owned path lies strictly beneath path.

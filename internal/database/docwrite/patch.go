@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/rawjson"
 )
 
 // How a change becomes a patch.
@@ -40,6 +41,11 @@ func diffOps(before, after []byte, owned Fields, root reflect.Type) ([]database.
 	if err != nil {
 		return nil, fmt.Errorf("reading the changed document: %w", err)
 	}
+	return diffNodes(b, a, owned, root)
+}
+
+// diffNodes is diffOps on parsed trees (confinedNodes has read them).
+func diffNodes(b, a *node, owned Fields, root reflect.Type) ([]database.PatchOperation, error) {
 	d := differ{owned: owned, root: root}
 	ops := d.diff("", nil, b, a, false)
 	if d.err != nil {
@@ -85,31 +91,35 @@ func parseNode(raw json.RawMessage) (*node, error) {
 	return n, nil
 }
 
-// parse splits an object or array into its members, once.
+// parse splits an object or array into its members, once. The bytes are an encoding of
+// this process's own (api.Encode), valid JSON, so they are sliced, not decoded again. A
+// key that appears twice keeps its last value, as encoding/json does.
 func (n *node) parse() error {
 	if n.parsed || (n.kind != '{' && n.kind != '[') {
 		return nil
 	}
 	n.parsed = true
 	if n.kind == '{' {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(n.raw, &members); err != nil {
+		keys, values, err := rawjson.Object(n.raw)
+		if err != nil {
 			return err
 		}
-		n.obj = make(map[string]*node, len(members))
-		for k, v := range members {
-			child, err := parseNode(v)
+		n.obj = make(map[string]*node, len(keys))
+		for i, k := range keys {
+			child, err := parseNode(values[i])
 			if err != nil {
 				return fmt.Errorf("field %q: %w", k, err)
 			}
+			if _, seen := n.obj[k]; !seen {
+				n.keys = append(n.keys, k)
+			}
 			n.obj[k] = child
-			n.keys = append(n.keys, k)
 		}
 		slices.Sort(n.keys)
 		return nil
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(n.raw, &elems); err != nil {
+	elems, err := rawjson.Array(n.raw)
+	if err != nil {
 		return err
 	}
 	n.arr = make([]*node, len(elems))

@@ -1,0 +1,172 @@
+// Package rawjson takes apart JSON that is known to be valid (this project's own
+// encodings, or bytes encoding/json has already validated) by slicing it, without
+// decoding or validating it again. docwrite's diff splits a document one nesting level
+// at a time along the changed path; encoding/json's decoder would validate each level
+// anew, so the cost of a write grew with the document's size times its depth.
+//
+// Input that is not valid JSON is not detected in general; truncated input fails with
+// an error rather than a panic.
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// errTruncated is returned for a value that ends before it closes.
+var errTruncated = errors.New("rawjson: unexpected end of JSON input")
+
+// SkipSpace returns the index of the first byte at or after i that is not JSON white space.
+func SkipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// SkipValue returns the end of the JSON value that starts at i (len(data) when it does
+// not end). data must be valid JSON.
+func SkipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return len(data)
+	}
+	switch data[i] {
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(data)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = SkipValue(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	default: // number, true, false, null
+		j := i
+		for j < len(data) && !isDelimiter(data[j]) {
+			j++
+		}
+		return j
+	}
+}
+
+func isDelimiter(b byte) bool {
+	switch b {
+	case ',', '}', ']', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+// Object returns the members of the JSON object data in document order: each key,
+// decoded, and its value as a slice of data (not a copy, white space trimmed). A key
+// that appears twice appears twice.
+func Object(data []byte) (keys []string, values [][]byte, err error) {
+	i := SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, nil, fmt.Errorf("rawjson: expected a JSON object, found %s", describe(data, i))
+	}
+	i = SkipSpace(data, i+1)
+	for i < len(data) && data[i] != '}' {
+		if data[i] != '"' {
+			return nil, nil, fmt.Errorf("rawjson: expected an object key, found %s", describe(data, i))
+		}
+		keyEnd := SkipValue(data, i)
+		if keyEnd > len(data) || data[keyEnd-1] != '"' || keyEnd-i < 2 {
+			return nil, nil, errTruncated
+		}
+		key, err := decodeKey(data[i:keyEnd])
+		if err != nil {
+			return nil, nil, err
+		}
+		i = SkipSpace(data, keyEnd)
+		if i >= len(data) || data[i] != ':' {
+			return nil, nil, errTruncated
+		}
+		i = SkipSpace(data, i+1)
+		if i >= len(data) {
+			return nil, nil, errTruncated
+		}
+		end := SkipValue(data, i)
+		if end == i {
+			return nil, nil, fmt.Errorf("rawjson: field %q has no value", key)
+		}
+		keys, values = append(keys, key), append(values, data[i:end])
+		i = skipComma(data, end)
+	}
+	if i >= len(data) {
+		return nil, nil, errTruncated
+	}
+	return keys, values, nil
+}
+
+// Array returns the elements of the JSON array data, each a slice of data (not a copy,
+// white space trimmed).
+func Array(data []byte) ([][]byte, error) {
+	i := SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, fmt.Errorf("rawjson: expected a JSON array, found %s", describe(data, i))
+	}
+	var elems [][]byte
+	i = SkipSpace(data, i+1)
+	for i < len(data) && data[i] != ']' {
+		end := SkipValue(data, i)
+		if end == i {
+			return nil, fmt.Errorf("rawjson: expected an array element, found %s", describe(data, i))
+		}
+		elems = append(elems, data[i:end])
+		i = skipComma(data, end)
+	}
+	if i >= len(data) {
+		return nil, errTruncated
+	}
+	return elems, nil
+}
+
+func skipComma(data []byte, i int) int {
+	i = SkipSpace(data, i)
+	if i < len(data) && data[i] == ',' {
+		i = SkipSpace(data, i+1)
+	}
+	return i
+}
+
+// decodeKey decodes a quoted object key; only a key with an escape or with bytes that are
+// not UTF-8 (which encoding/json replaces) needs encoding/json.
+func decodeKey(quoted []byte) (string, error) {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner), nil
+	}
+	var key string
+	if err := json.Unmarshal(quoted, &key); err != nil {
+		return "", fmt.Errorf("rawjson: object key %s: %w", quoted, err)
+	}
+	return key, nil
+}
+
+func describe(data []byte, i int) string {
+	if i >= len(data) {
+		return "the end of the input"
+	}
+	return fmt.Sprintf("%q", data[i])
+}

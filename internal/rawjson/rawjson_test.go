@@ -1,0 +1,124 @@
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestObject(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         string
+		wantKeys   []string
+		wantValues []string
+		wantErr    string
+	}{
+		{name: "empty", in: `{}`},
+		{name: "members in document order", in: `{"b":1,"a":"x","c":null}`, wantKeys: []string{"b", "a", "c"}, wantValues: []string{`1`, `"x"`, `null`}},
+		{name: "nested values are not taken apart", in: `{"o":{"k":[1,{"x":"}"}]},"s":"a\"b,}"}`, wantKeys: []string{"o", "s"}, wantValues: []string{`{"k":[1,{"x":"}"}]}`, `"a\"b,}"`}},
+		{name: "white space", in: " {\n \"a\" : [ 1 , 2 ] ,\t\"b\":true }\n", wantKeys: []string{"a", "b"}, wantValues: []string{`[ 1 , 2 ]`, `true`}},
+		{name: "escaped key", in: `{"a\u0062\"":0}`, wantKeys: []string{`ab"`}, wantValues: []string{`0`}},
+		{name: "duplicate keys stay", in: `{"a":1,"a":2}`, wantKeys: []string{"a", "a"}, wantValues: []string{`1`, `2`}},
+		{name: "not an object", in: `[1]`, wantErr: "expected a JSON object"},
+		{name: "empty input", in: ``, wantErr: "expected a JSON object, found the end of the input"},
+		{name: "truncated after key", in: `{"a"`, wantErr: "unexpected end"},
+		{name: "truncated value", in: `{"a":{"b":1}`, wantErr: "unexpected end"},
+		{name: "truncated key", in: `{"ab`, wantErr: "unexpected end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, values, err := Object([]byte(tt.in))
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantKeys, keys)
+			var got []string
+			for _, v := range values {
+				got = append(got, string(v))
+			}
+			assert.Equal(t, tt.wantValues, got)
+		})
+	}
+}
+
+func TestArray(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []string
+		wantErr string
+	}{
+		{name: "empty", in: `[]`},
+		{name: "elements", in: `[1,"a,]",{"x":[2]},null, true ]`, want: []string{`1`, `"a,]"`, `{"x":[2]}`, `null`, `true`}},
+		{name: "not an array", in: `{}`, wantErr: "expected a JSON array"},
+		{name: "truncated", in: `[1,[2]`, wantErr: "unexpected end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			elems, err := Array([]byte(tt.in))
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			var got []string
+			for _, e := range elems {
+				got = append(got, string(e))
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// On valid JSON, Object and Array split exactly as encoding/json does, and on anything
+// else they return an error or a split, never a panic.
+func FuzzSplit(f *testing.F) {
+	for _, seed := range []string{`{}`, `[]`, `{"a":1,"b":[1,2,{"c":"d"}],"e":{"f":null}}`, `[1,"x",{"y":[]}]`,
+		` { "k" : "v\"}" } `, `{"a\n":true}`, `{"a":1,"a":2}`, `{"a"`, `[`, `"s"`, `12`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, values, objErr := Object(data)
+		elems, arrErr := Array(data)
+		if !json.Valid(data) {
+			return
+		}
+		switch bytes.TrimSpace(data)[0] {
+		case '{':
+			require.NoError(t, objErr)
+			var want map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(data, &want))
+			got := map[string]json.RawMessage{}
+			for i, k := range keys {
+				got[k] = values[i] // the last of a duplicate key wins, as in encoding/json
+			}
+			require.Equal(t, len(want), len(got))
+			for k, v := range want {
+				assert.Equal(t, compact(t, v), compact(t, got[k]), "member %q", k)
+			}
+		case '[':
+			require.NoError(t, arrErr)
+			var want []json.RawMessage
+			require.NoError(t, json.Unmarshal(data, &want))
+			require.Equal(t, len(want), len(elems))
+			for i := range want {
+				assert.Equal(t, compact(t, want[i]), compact(t, elems[i]), "element %d", i)
+			}
+		default:
+			assert.Error(t, objErr)
+			assert.Error(t, arrErr)
+		}
+	})
+}
+
+func compact(t *testing.T, raw []byte) string {
+	var b bytes.Buffer
+	require.NoError(t, json.Compact(&b, raw))
+	return b.String()
+}
