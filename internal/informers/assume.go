@@ -24,6 +24,12 @@ type assumed struct {
 	objects map[string]assumedObject
 	// hooks are told the key of every document assumed (OnAssume).
 	hooks []func(key string)
+	// indexers are the informer's own, and byIndex maps index name, then value, to the
+	// keys of the assumed objects the index maps to that value: ByIndex looks at those
+	// alone. Looking at every assumed object instead made each ByIndex cost as much as
+	// the writes of the last poll or two, thousands in a burst.
+	indexers cache.Indexers
+	byIndex  map[string]map[string]map[string]bool
 }
 
 type assumedObject struct {
@@ -35,9 +41,61 @@ type assumedObject struct {
 	// them is known to be behind rather than ahead.
 	before  map[string]bool
 	expires time.Time
+	// indexed is what each of the informer's indexers maps obj to.
+	indexed map[string][]string
 }
 
-func newAssumed() *assumed { return &assumed{objects: map[string]assumedObject{}} }
+func newAssumed(indexers cache.Indexers) *assumed {
+	return &assumed{objects: map[string]assumedObject{}, indexers: indexers, byIndex: map[string]map[string]map[string]bool{}}
+}
+
+// indexValues is what each indexer maps obj to; an indexer that fails maps it to nothing,
+// as the informer's own index then holds it under nothing either.
+func (a *assumed) indexValues(obj any) map[string][]string {
+	out := make(map[string][]string, len(a.indexers))
+	for name, f := range a.indexers {
+		if values, err := f(obj); err == nil && len(values) > 0 {
+			out[name] = values
+		}
+	}
+	return out
+}
+
+// setLocked stores o under key in objects and in byIndex, replacing what was there.
+func (a *assumed) setLocked(key string, o assumedObject) {
+	a.deleteLocked(key)
+	a.objects[key] = o
+	for name, values := range o.indexed {
+		byValue := a.byIndex[name]
+		if byValue == nil {
+			byValue = map[string]map[string]bool{}
+			a.byIndex[name] = byValue
+		}
+		for _, v := range values {
+			if byValue[v] == nil {
+				byValue[v] = map[string]bool{}
+			}
+			byValue[v][key] = true
+		}
+	}
+}
+
+// deleteLocked removes key from objects and from byIndex.
+func (a *assumed) deleteLocked(key string) {
+	cur, ok := a.objects[key]
+	if !ok {
+		return
+	}
+	delete(a.objects, key)
+	for name, values := range cur.indexed {
+		for _, v := range values {
+			delete(a.byIndex[name][v], key)
+			if len(a.byIndex[name][v]) == 0 {
+				delete(a.byIndex[name], v)
+			}
+		}
+	}
+}
 
 func versionOf(obj any) (version, bool) {
 	if v, ok := obj.(interface{ storedVersion() version }); ok {
@@ -51,6 +109,7 @@ func (a *assumed) add(key string, obj any) {
 	if !ok {
 		return
 	}
+	indexed := a.indexValues(obj)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	before := map[string]bool{}
@@ -66,7 +125,7 @@ func (a *assumed) add(key string, obj any) {
 	if v.prev != "" {
 		before[v.prev] = true
 	}
-	a.objects[key] = assumedObject{obj: obj, version: v, before: before, expires: time.Now().Add(assumeTTL)}
+	a.setLocked(key, assumedObject{obj: obj, version: v, before: before, expires: time.Now().Add(assumeTTL), indexed: indexed})
 }
 
 // caughtUp reports whether the cache, holding cached, has the assumed write or a newer
@@ -95,15 +154,25 @@ func (a *assumed) newer(key string, cached any) (any, bool) {
 		return nil, false
 	}
 	if time.Now().After(cur.expires) || (cached != nil && cur.caughtUp(cached)) {
-		delete(a.objects, key)
+		a.deleteLocked(key)
 		return nil, false
 	}
 	return cur.obj, true
 }
 
-func (a *assumed) keys() []string {
+// keys are the keys of every assumed object, or, given an index, of those the index maps
+// value to.
+func (a *assumed) keys(index, value string) []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if index != "" {
+		byKey := a.byIndex[index][value]
+		out := make([]string, 0, len(byKey))
+		for k := range byKey {
+			out = append(out, k)
+		}
+		return out
+	}
 	out := make([]string, 0, len(a.objects))
 	for k := range a.objects {
 		out = append(out, k)
@@ -127,6 +196,13 @@ func (i *Informer[P]) Assume(doc *api.Document[P]) {
 	}
 }
 
+// DecodeStored decodes a document as the store returned it after this process wrote it,
+// the way the informer decodes its change feed (lean or full), so that what Assume puts
+// in the overlay is what the feed will bring (docwrite.StoredDecoder).
+func (i *Informer[P]) DecodeStored(body []byte) (*api.Document[P], error) {
+	return decodeFunc[P](i.documents)(body)
+}
+
 // OnAssume calls f with the key of every document Assumed from now on, after the
 // listers see it. Event handlers hear of such a write only when the change feed brings
 // it; whoever keeps state derived from the listers (backend/candidates) needs to hear at
@@ -138,9 +214,11 @@ func (i *Informer[P]) OnAssume(f func(key string)) {
 }
 
 // overlaid merges the overlay into a set of cached objects: newer assumed versions
-// replace cached ones, and, when match is given, assumed objects that match are added
-// and replaced ones that no longer match are dropped.
-func overlaid(indexer cache.Indexer, a *assumed, cached []any, match func(obj any) bool) []any {
+// replace cached ones, and, when an index is given (cached being what it maps value to,
+// and match telling whether an object is mapped to it), the assumed objects it maps value
+// to are added and replaced ones that no longer match are dropped. Without an index,
+// cached is the whole cache and every assumed object is added.
+func overlaid(indexer cache.Indexer, a *assumed, cached []any, index, value string, match func(obj any) bool) []any {
 	if a == nil {
 		return cached
 	}
@@ -157,7 +235,7 @@ func overlaid(indexer cache.Indexer, a *assumed, cached []any, match func(obj an
 		byKey[key] = len(out)
 		out = append(out, obj)
 	}
-	for _, key := range a.keys() {
+	for _, key := range a.keys(index, value) {
 		if _, seen := byKey[key]; seen {
 			continue
 		}

@@ -2,6 +2,7 @@ package informers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/database/docwrite"
 	"github.com/hcpsched/hcpsched/internal/database/memory"
 	"github.com/hcpsched/hcpsched/internal/informers"
 )
@@ -72,4 +74,79 @@ func TestOnAssumeHearsEveryAssumedWrite(t *testing.T) {
 	anonymous.Metadata().ResourceID = ""
 	schedulings.Assume(anonymous)
 	assert.Empty(t, got)
+}
+
+// A write through docwrite puts in the overlay what the change feed will bring: a lean
+// informer gets a lean copy of the stored document (no field it does not declare, so no
+// more heap than the feed's copy), a full one the whole document.
+func TestWriteThroughDecodesAsTheFeedDoes(t *testing.T) {
+	for _, docs := range []informers.Documents{informers.LeanDocuments, informers.FullDocuments} {
+		t.Run(docs.String(), func(t *testing.T) {
+			ctx := context.Background()
+			store := memory.New()
+			factory, err := informers.NewFactory(store, informers.Options{Registerer: prometheus.NewRegistry(), Documents: docs})
+			require.NoError(t, err)
+			schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
+			c := store.Container(api.FleetContainer)
+			created, err := database.Create(ctx, c, schedulingDoc("Stamp-1"))
+			require.NoError(t, err)
+			foreign := foreignWrite(t, c, created.PartitionKey, created.ID, "kept by the store")
+			cached, err := schedulings.DecodeStored(foreign.Body)
+			require.NoError(t, err)
+
+			res, err := docwrite.New(c, schedulings).Update(ctx, cached, docwrite.Fields{"properties.status.pendingAssignedClusters"},
+				func(d *api.ManagementClusterScheduling) error {
+					d.Properties.Status.PendingAssignedClusters = []string{"/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"}
+					return nil
+				})
+			require.NoError(t, err)
+			require.Equal(t, docwrite.Written, res.Outcome)
+
+			assumed, err := schedulings.Lister().Get(strings.ToLower(created.ResourceID))
+			require.NoError(t, err)
+			got, err := api.Encode(assumed)
+			require.NoError(t, err)
+			stored, err := c.Get(ctx, created.PartitionKey, created.ID)
+			require.NoError(t, err)
+			assert.Contains(t, string(stored.Body), "kept by the store", "the patch left the foreign field in the store")
+			if docs == informers.LeanDocuments {
+				assert.NotContains(t, string(got), "foreignMarker", "a lean cache keeps no undeclared field")
+			} else {
+				assert.Contains(t, string(got), "kept by the store", "a full cache keeps every field")
+			}
+			fromFeed, err := schedulings.DecodeStored(stored.Body)
+			require.NoError(t, err)
+			want, err := api.Encode(fromFeed)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(got))
+		})
+	}
+}
+
+// BenchmarkByIndexWithAssumedWrites reads one index value while many writes of this
+// process wait for the change feed, as in a burst: the cost should not grow with them.
+func BenchmarkByIndexWithAssumedWrites(b *testing.B) {
+	for _, assumedWrites := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("assumed=%d", assumedWrites), func(b *testing.B) {
+			factory, err := informers.NewFactory(memory.New(), informers.Options{Registerer: prometheus.NewRegistry()})
+			require.NoError(b, err)
+			schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
+			var cluster string
+			for i := range assumedWrites {
+				cluster = fmt.Sprintf("/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c%d", i)
+				doc := schedulingDoc(fmt.Sprintf("%d", i+1), cluster)
+				doc.ETag = fmt.Sprintf("\"etag-%d\"", i)
+				schedulings.Assume(doc)
+			}
+			lister := schedulings.Lister()
+			key := informers.KeyOf(cluster)
+			b.ReportAllocs()
+			for b.Loop() {
+				got, err := lister.ByIndex(informers.IndexByPendingCluster, key)
+				if err != nil || len(got) != 1 {
+					b.Fatal(len(got), err)
+				}
+			}
+		})
+	}
 }

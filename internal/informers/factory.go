@@ -214,16 +214,21 @@ func RegisterDocuments[P any](f *Factory, container, resourceType string, indexe
 	}
 	inf := cache.NewSharedIndexInformer(lw, &Object[P]{}, 0, indexers)
 	f.informers[id] = inf
-	f.overlays[id] = newAssumed()
+	f.overlays[id] = newAssumed(indexers)
 	f.documents[id] = docs
 	return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id], documents: docs}
 }
 
-func decoder[P any](docs Documents) func(database.Item) (decodedItem, error) {
-	decode := api.Decode[P]
+// decodeFunc is how documents kept as docs are decoded.
+func decodeFunc[P any](docs Documents) func([]byte) (*api.Document[P], error) {
 	if docs == LeanDocuments {
-		decode = api.DecodeLean[P]
+		return api.DecodeLean[P]
 	}
+	return api.Decode[P]
+}
+
+func decoder[P any](docs Documents) func(database.Item) (decodedItem, error) {
+	decode := decodeFunc[P](docs)
 	return func(item database.Item) (decodedItem, error) {
 		d, err := decode(item.Body)
 		if err != nil {

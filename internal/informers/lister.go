@@ -50,7 +50,7 @@ func (l *Lister[P]) Get(resourceID string) (*api.Document[P], error) {
 
 // List returns every cached document, ordered by key so callers are deterministic.
 func (l *Lister[P]) List() []*api.Document[P] {
-	return l.sorted(overlaid(l.indexer, l.overlay, l.indexer.List(), nil))
+	return l.sorted(overlaid(l.indexer, l.overlay, l.indexer.List(), "", "", nil))
 }
 
 // ByIndex returns the documents an index maps value to (value is lowercased by the
@@ -73,7 +73,7 @@ func (l *Lister[P]) ByIndex(index, value string) ([]*api.Document[P], error) {
 		}
 		return false
 	}
-	return l.sorted(overlaid(l.indexer, l.overlay, objs, match)), nil
+	return l.sorted(overlaid(l.indexer, l.overlay, objs, index, value, match)), nil
 }
 
 func (l *Lister[P]) sorted(objs []any) []*api.Document[P] {
