@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +43,9 @@ func newServers(opts Options, gatherer prometheus.Gatherer, reg prometheus.Regis
 
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("GET /metrics", metricsHandler)
+	if opts.Profiling {
+		addProfiling(metricsMux)
+	}
 	shared := sameAddress(opts.MetricsAddress, opts.HealthAddress)
 	if shared {
 		addHealth(metricsMux)
@@ -62,6 +66,16 @@ func newServers(opts Options, gatherer prometheus.Gatherer, reg prometheus.Regis
 		return nil, nil, err
 	}
 	return metrics, healthSrv, nil
+}
+
+// addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux (the package
+// registers them on http.DefaultServeMux only, which the shell does not serve).
+func addProfiling(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 func listen(name, address string, handler http.Handler, logger *slog.Logger) (*server, error) {

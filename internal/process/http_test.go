@@ -123,3 +123,29 @@ func TestSameAddress(t *testing.T) {
 		assert.Equal(t, tt.want, sameAddress(tt.a, tt.b), "%s vs %s", tt.a, tt.b)
 	}
 }
+
+// Go's profiles are served on the metrics server only when --profiling asks for them,
+// never on the health server that kubelet probes.
+func TestProfilingOnlyWhenAskedFor(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		profiling bool
+		want      int
+	}{
+		{"off by default", false, http.StatusNotFound},
+		{"on", true, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := testOptions()
+			opts.Profiling = tc.profiling
+			r := start(t, opts, nil, App{RunControllers: blockUntilDone})
+			code, body := get(t, r.shell.MetricsAddr().String(), "/debug/pprof/goroutine?debug=1")
+			assert.Equal(t, tc.want, code)
+			if tc.profiling {
+				assert.Contains(t, body, "goroutine profile: total")
+			}
+			code, _ = get(t, r.shell.HealthAddr().String(), "/debug/pprof/")
+			assert.Equal(t, http.StatusNotFound, code, "not on the health server")
+		})
+	}
+}

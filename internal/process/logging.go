@@ -1,9 +1,11 @@
 package process
 
 import (
+	"context"
 	"flag"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"k8s.io/klog/v2"
@@ -16,10 +18,54 @@ const klogDebugVerbosity = "4"
 // NewLogger returns a JSON logger writing to w at level. Attributes whose key names a
 // credential are redacted: a defence in depth, code should never log them anyway.
 func NewLogger(w io.Writer, level slog.Leveler) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{
+	return slog.New(deferredAttrs{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{
 		Level:       level,
 		ReplaceAttr: redactSecrets,
-	}))
+	})})
+}
+
+// deferredAttrs keeps the attributes of Logger.With until a record is written, instead of
+// having the JSON handler encode them at once. Every reconcile makes a logger with its
+// resource ID and most log nothing, so encoding up front cost about as much as the
+// lines that are written (a few per cluster against forty reconciles). The output is the
+// JSON handler's own: the attributes come first, in the order they were added.
+type deferredAttrs struct {
+	inner slog.Handler
+	attrs []slog.Attr
+}
+
+func (h deferredAttrs) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.inner.Enabled(ctx, level)
+}
+
+func (h deferredAttrs) Handle(ctx context.Context, r slog.Record) error {
+	if len(h.attrs) == 0 {
+		return h.inner.Handle(ctx, r)
+	}
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	out.AddAttrs(h.attrs...)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(a)
+		return true
+	})
+	return h.inner.Handle(ctx, out)
+}
+
+func (h deferredAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	if len(attrs) == 0 {
+		return h
+	}
+	return deferredAttrs{inner: h.inner, attrs: append(slices.Clip(h.attrs), attrs...)}
+}
+
+// WithGroup hands the kept attributes to the inner handler first: they belong outside
+// the group.
+func (h deferredAttrs) WithGroup(name string) slog.Handler {
+	inner := h.inner
+	if len(h.attrs) > 0 {
+		inner = inner.WithAttrs(h.attrs)
+	}
+	return deferredAttrs{inner: inner.WithGroup(name)}
 }
 
 // ConfigureLogging makes a JSON logger at level the process-wide one: slog's default,
@@ -56,11 +102,15 @@ var secretKeys = map[string]bool{
 
 const redacted = "[REDACTED]"
 
+// separators are dropped from a key before it is compared with secretKeys
+// ("client_secret", "Client-Secret").
+var separators = strings.NewReplacer("-", "", "_", "")
+
 func redactSecrets(_ []string, a slog.Attr) slog.Attr {
 	if a.Value.Kind() == slog.KindGroup {
 		return a
 	}
-	key := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(a.Key))
+	key := strings.ToLower(separators.Replace(a.Key))
 	if secretKeys[key] || strings.HasSuffix(key, "password") || strings.HasSuffix(key, "secret") {
 		return slog.String(a.Key, redacted)
 	}

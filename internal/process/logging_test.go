@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/slogtest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,4 +88,53 @@ func TestKlogIsRoutedToSlog(t *testing.T) {
 	assert.Equal(t, "ERROR", byMsg["klog error line"]["level"])
 	assert.Equal(t, "boom", byMsg["klog error line"]["err"])
 	assert.NotContains(t, byMsg, "klog verbose line", "V(5) is below info")
+}
+
+// The logger keeps With's attributes until it writes a line, and writes exactly what the
+// JSON handler writes when it encodes them at once: same keys, same order, groups nested
+// the same way, secrets redacted.
+func TestDeferredAttributesWriteWhatTheJSONHandlerWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		log  func(l *slog.Logger)
+	}{
+		{"no attributes", func(l *slog.Logger) { l.Info("plain", "n", 1) }},
+		{"with, then the record's", func(l *slog.Logger) {
+			l.With("controller", "Placement").With("resourceID", "/subscriptions/s").Info("placed", "mc", "stamp-1")
+		}},
+		{"a secret given to With", func(l *slog.Logger) { l.With("clientSecret", "s3cr3t").Info("connecting", "key", "k") }},
+		{"a group after With", func(l *slog.Logger) {
+			l.With("controller", "Fleet").WithGroup("report").With("age", 3).Info("stale", "mc", "m1")
+		}},
+		{"a level that is off", func(l *slog.Logger) { l.With("a", 1).Debug("dropped") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got, want bytes.Buffer
+			tc.log(NewLogger(&got, slog.LevelInfo))
+			tc.log(slog.New(slog.NewJSONHandler(&want, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: redactSecrets})))
+			// The lines differ only in their time.
+			strip := func(s string) string {
+				var out []string
+				for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+					if _, rest, ok := strings.Cut(line, `"level"`); ok {
+						line = rest
+					}
+					out = append(out, line)
+				}
+				return strings.Join(out, "\n")
+			}
+			assert.Equal(t, strip(want.String()), strip(got.String()))
+			assert.NotContains(t, got.String(), "s3cr3t")
+		})
+	}
+}
+
+// The handler meets slog's own conformance tests.
+func TestDeferredAttributesConformToSlog(t *testing.T) {
+	var buf bytes.Buffer
+	h := NewLogger(&buf, slog.LevelDebug).Handler()
+	err := slogtest.TestHandler(h, func() []map[string]any {
+		return jsonLines(t, buf.String())
+	})
+	assert.NoError(t, err)
 }

@@ -39,6 +39,10 @@ type Options struct {
 	MetricsAddress string
 	HealthAddress  string
 	LogLevel       slog.Level
+	// Profiling serves Go's /debug/pprof/ endpoints on the metrics server, so an
+	// operator can take a CPU or heap profile of a live process. Off by default: a
+	// profile costs CPU while it runs and shows internals.
+	Profiling bool
 
 	LeaderElect                 bool
 	LeaderElectionNamespace     string
@@ -81,6 +85,7 @@ func NewOptions(component string) Options {
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddress, "metrics-address", o.MetricsAddress, "Address the Prometheus /metrics endpoint listens on.")
 	fs.StringVar(&o.HealthAddress, "health-address", o.HealthAddress, "Address /healthz and /readyz listen on; may equal --metrics-address to share one server.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go's /debug/pprof/ profiles on the metrics server (CPU, heap, goroutines), for diagnosing a live process.")
 	fs.Var((*levelValue)(&o.LogLevel), "log-level", "Minimum `level` logged: debug, info, warn or error.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run controllers only while holding the leader Lease; false runs them at once, on the keys of the shards this replica leases in Cosmos (see --shards; local runs and several replicas without Kubernetes).")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader Lease; empty means the pod's own namespace.")

@@ -189,6 +189,8 @@ func backendArgs(o Options, cosmosEndpoint, cosmosKey, csURL, addr string) []str
 		"--cosmos-endpoint", cosmosEndpoint, "--cosmos-key", cosmosKey,
 		"--clusters-service-url", csURL,
 		"--metrics-address", addr, "--health-address", addr, "--leader-elect=false", "--shutdown-timeout", "5s",
+		// A profile of the backend can be taken during a run (docs/benchmarks.md).
+		"--profiling",
 		"--changefeed-poll-interval", o.PollInterval.String(),
 		"--placement-workers", strconv.Itoa(o.Workers),
 		"--placement-requeue-after", o.placementRequeueAfter().String(),
