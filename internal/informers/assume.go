@@ -160,6 +160,17 @@ func (a *assumed) newer(key string, cached any) (any, bool) {
 	return cur.obj, true
 }
 
+// write returns the assumed object of key if it is the write whose _etag is etag.
+func (a *assumed) write(key, etag string) (any, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur, ok := a.objects[key]
+	if !ok || cur.version.etag != etag {
+		return nil, false
+	}
+	return cur.obj, true
+}
+
 // keys are the keys of every assumed object, or, given an index, of those the index maps
 // value to.
 func (a *assumed) keys(index, value string) []string {

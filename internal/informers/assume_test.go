@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -149,4 +150,64 @@ func BenchmarkByIndexWithAssumedWrites(b *testing.B) {
 			}
 		})
 	}
+}
+
+// When the change feed brings a write this process made, the cache takes the copy the
+// write already decoded, with the feed item's _lsn (by which the cache orders writes),
+// instead of decoding the item again; it is the document the feed item holds.
+func TestFeedTakesTheDecodedCopyOfOwnWrites(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := memory.New()
+	factory, err := informers.NewFactory(store, informers.Options{PollInterval: 20 * time.Millisecond, Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
+	factory.Start(ctx)
+	require.True(t, factory.WaitForCacheSync(ctx))
+	c := store.Container(api.FleetContainer)
+	created, err := database.Create(ctx, c, schedulingDoc("Stamp-1"))
+	require.NoError(t, err)
+	key := strings.ToLower(created.ResourceID)
+	cachedFromFeed := func() *api.ManagementClusterScheduling {
+		obj, ok, err := schedulings.GetStore().GetByKey(key)
+		if err != nil || !ok {
+			return nil
+		}
+		d, _ := informers.DocumentOf[api.ManagementClusterSchedulingProperties](obj)
+		return d
+	}
+	require.Eventually(t, func() bool { return cachedFromFeed() != nil }, 5*time.Second, time.Millisecond)
+
+	res, err := docwrite.New(c, schedulings).Update(ctx, cachedFromFeed(), docwrite.Fields{"properties.status.pendingAssignedClusters"},
+		func(d *api.ManagementClusterScheduling) error {
+			d.Properties.Status.PendingAssignedClusters = []string{"/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"}
+			return nil
+		})
+	require.NoError(t, err)
+	require.Equal(t, docwrite.Written, res.Outcome)
+
+	var fromFeed *api.ManagementClusterScheduling
+	require.Eventually(t, func() bool {
+		fromFeed = cachedFromFeed()
+		return fromFeed != nil && fromFeed.ETag == res.Stored.ETag
+	}, 5*time.Second, time.Millisecond, "the feed brings the write")
+	assert.Positive(t, fromFeed.LSN, "the feed item's _lsn")
+	assert.Same(t, res.Stored.Properties.Status, fromFeed.Properties.Status, "the write's decoded copy, not a second decode")
+
+	var item database.Item
+	page, err := c.ChangeFeed(ctx, database.ChangeFeedOptions{Start: database.FromBeginning})
+	require.NoError(t, err)
+	for _, it := range page.Items {
+		if it.ETag == res.Stored.ETag {
+			item = it
+		}
+	}
+	require.NotEmpty(t, item.Body, "the write is in the feed")
+	want, err := schedulings.DecodeStored(item.Body)
+	require.NoError(t, err)
+	wantJSON, err := api.Encode(want)
+	require.NoError(t, err)
+	gotJSON, err := api.Encode(fromFeed)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(wantJSON), string(gotJSON), "the same document as a decode of the feed item")
 }

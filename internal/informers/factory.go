@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/rawjson"
 )
 
 // Defaults for Options, defined once.
@@ -206,15 +208,16 @@ func RegisterDocuments[P any](f *Factory, container, resourceType string, indexe
 		pump = newPump(f.store.Container(container), f.opts, f.metrics, f.created.Add(-f.opts.StartMargin))
 		f.pumps[container] = pump
 	}
-	reg := &registration{resourceType: resourceType, decode: decoder[P](docs)}
-	pump.register(reg)
-	lw := &listWatch{pump: pump, reg: reg}
 	if indexers == nil {
 		indexers = cache.Indexers{}
 	}
+	overlay := newAssumed(indexers)
+	reg := &registration{resourceType: resourceType, decode: decoder[P](docs), written: writtenCopy[P](overlay)}
+	pump.register(reg)
+	lw := &listWatch{pump: pump, reg: reg}
 	inf := cache.NewSharedIndexInformer(lw, &Object[P]{}, 0, indexers)
 	f.informers[id] = inf
-	f.overlays[id] = newAssumed(indexers)
+	f.overlays[id] = overlay
 	f.documents[id] = docs
 	return &Informer[P]{SharedIndexInformer: inf, resourceType: resourceType, overlay: f.overlays[id], documents: docs}
 }
@@ -242,6 +245,45 @@ func decoder[P any](docs Documents) func(database.Item) (decodedItem, error) {
 		// The key is the object's own name: one string per cached document, not two.
 		return decodedItem{obj: obj, key: obj.Name, deleted: d.IsDeleted()}, nil
 	}
+}
+
+// writtenCopy returns the decoded copy of a feed item that is a write this process made
+// through docwrite: the overlay holds what the store returned for it, decoded as the feed
+// decodes (Informer.DecodeStored), and the item is that very version (same _etag). It
+// differs only in _lsn, which Cosmos adds to feed items alone and the caches order
+// writes by, so the copy takes the item's. Most of what a busy backend's feed brings is
+// its own writes, each decoded already when it was written.
+func writtenCopy[P any](overlay *assumed) func(database.Item, string) (decodedItem, bool) {
+	return func(item database.Item, resourceID string) (decodedItem, bool) {
+		if resourceID == "" || item.ETag == "" {
+			return decodedItem{}, false
+		}
+		obj, ok := overlay.write(KeyOf(resourceID), item.ETag)
+		if !ok {
+			return decodedItem{}, false
+		}
+		o, ok := obj.(*Object[P])
+		if !ok || o.Doc == nil {
+			return decodedItem{}, false
+		}
+		lsn, err := feedLSN(item.Body)
+		if err != nil {
+			return decodedItem{}, false
+		}
+		doc := *o.Doc // shared, never changed: cached documents are read-only
+		doc.LSN = lsn
+		copied := &Object[P]{Name: o.Name, Doc: &doc}
+		return decodedItem{obj: copied, key: copied.Name, deleted: doc.IsDeleted()}, true
+	}
+}
+
+// feedLSN reads a change-feed item's _lsn (0 when it has none).
+func feedLSN(body []byte) (int64, error) {
+	fields, err := rawjson.Fields(body, "_lsn")
+	if err != nil || fields[0] == nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(fields[0]), 10, 64)
 }
 
 // Start runs every pump and informer until ctx ends.

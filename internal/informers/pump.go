@@ -26,6 +26,10 @@ type decodedItem struct {
 type registration struct {
 	resourceType string
 	decode       func(database.Item) (decodedItem, error)
+	// written returns, for a feed item that is a write this process made (its document
+	// and _etag are in the write-through overlay), that write's decoded copy with the
+	// item's _lsn: the decode is done already.
+	written func(item database.Item, resourceID string) (decodedItem, bool)
 
 	mu      sync.Mutex
 	current *watcher // receives feed events
@@ -208,15 +212,18 @@ func earliest(a, b int64) int64 {
 }
 
 func (p *Pump) publish(item database.Item) int64 {
-	_, _, resourceType := api.Identify(item.Body)
+	_, resourceID, resourceType := api.Identify(item.Body)
 	reg := p.registrationFor(resourceType)
 	if reg == nil {
 		return 0
 	}
-	d, err := reg.decode(item)
-	if err != nil {
-		p.malformed(reg.resourceType, item, err)
-		return 0
+	d, ok := reg.written(item, resourceID)
+	if !ok {
+		var err error
+		if d, err = reg.decode(item); err != nil {
+			p.malformed(reg.resourceType, item, err)
+			return 0
+		}
 	}
 	p.metrics.feedItems.WithLabelValues(p.container.Name(), reg.resourceType).Inc()
 	reg.publish(d)

@@ -142,6 +142,43 @@ func Array(data []byte) ([][]byte, error) {
 	return elems, nil
 }
 
+// Fields returns the raw values of the named members of the JSON object data, one per
+// name in the order given (nil for a name the object lacks; the last value of a key that
+// appears twice). It reads past the other members without taking them apart: for the
+// envelope fields of a stored document (id, _etag, _lsn), which otherwise cost a decode
+// of the whole body.
+func Fields(data []byte, names ...string) ([][]byte, error) {
+	keys, values, err := Object(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(names))
+	for i, k := range keys {
+		for j, name := range names {
+			if k == name {
+				out[j] = values[i]
+			}
+		}
+	}
+	return out, nil
+}
+
+// String decodes a JSON string value; anything else (a number, null, nil) is "".
+func String(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return ""
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
 func skipComma(data []byte, i int) int {
 	i = SkipSpace(data, i)
 	if i < len(data) && data[i] == ',' {

@@ -76,6 +76,22 @@ func TestArray(t *testing.T) {
 	}
 }
 
+func TestFieldsAndString(t *testing.T) {
+	data := []byte(`{"id":"a","properties":{"id":"nested","_etag":"no"},"_etag":"\"0a\"","_lsn":42,"id":"b","esc":"x\u0041y"}`)
+	got, err := Fields(data, "_etag", "id", "_lsn", "missing", "esc")
+	require.NoError(t, err)
+	assert.Equal(t, `"0a"`, String(got[0]), "an escaped quote")
+	assert.Equal(t, "b", String(got[1]), "the last of a repeated key; nested members are not fields")
+	assert.Equal(t, "42", string(got[2]))
+	assert.Nil(t, got[3])
+	assert.Equal(t, "xAy", String(got[4]))
+	assert.Equal(t, "", String(got[2]), "a number is not a string")
+	assert.Equal(t, "", String(nil))
+
+	_, err = Fields([]byte(`[1]`), "id")
+	assert.Error(t, err)
+}
+
 // On valid JSON, Object and Array split exactly as encoding/json does, and on anything
 // else they return an error or a split, never a panic.
 func FuzzSplit(f *testing.F) {
@@ -101,6 +117,13 @@ func FuzzSplit(f *testing.F) {
 			require.Equal(t, len(want), len(got))
 			for k, v := range want {
 				assert.Equal(t, compact(t, v), compact(t, got[k]), "member %q", k)
+				fields, err := Fields(data, k)
+				require.NoError(t, err)
+				assert.Equal(t, compact(t, v), compact(t, fields[0]), "Fields(%q)", k)
+				var s string
+				if json.Unmarshal(v, &s) == nil {
+					assert.Equal(t, s, String(fields[0]), "String of member %q", k)
+				}
 			}
 		case '[':
 			require.NoError(t, arrErr)

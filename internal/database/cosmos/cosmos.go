@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/rawjson"
 )
 
 // PartitionKeyPath is where ARO-HCP's containers take the partition key from.
@@ -147,14 +148,15 @@ func (c *Container) opError(op, pk, id string, err error) error {
 }
 
 // envelope reads what Item needs from a stored document.
+// envelope reads a stored document's id, partitionKey and _etag without decoding the
+// rest of it: every change-feed item and write response passes through here. A body
+// that is not a JSON object has none of them.
 func envelope(body []byte) (id, pk, etag string) {
-	var env struct {
-		ID           string `json:"id"`
-		PartitionKey string `json:"partitionKey"`
-		ETag         string `json:"_etag"`
+	fields, err := rawjson.Fields(body, "id", "partitionKey", "_etag")
+	if err != nil {
+		return "", "", ""
 	}
-	_ = json.Unmarshal(body, &env)
-	return env.ID, env.PartitionKey, env.ETag
+	return rawjson.String(fields[0]), rawjson.String(fields[1]), rawjson.String(fields[2])
 }
 
 func itemFrom(body []byte) database.Item {
