@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/hcpsched/hcpsched/internal/rawjson"
 )
 
 // Containers of the ARO-HCP database that hcpsched reads and writes. The kube-applier
@@ -187,31 +188,16 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // else (even a truncated document), so that callers can route or report a document before
 // decoding it.
 func Identify(data []byte) (id, resourceID, resourceType string) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", "", ""
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		key, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			break
-		}
-		var s string
-		if json.Unmarshal(value, &s) != nil {
-			continue
-		}
+	// The members are sliced, not decoded: every change-feed item of every pump passes
+	// through here before anything else, and a token decoder walked the whole body.
+	for key, value := range rawjson.Members(data) {
 		switch key {
 		case "id":
-			id = s
+			id = rawjson.String(value)
 		case "resourceID":
-			resourceID = s
+			resourceID = rawjson.String(value)
 		case "resourceType":
-			resourceType = s
+			resourceType = rawjson.String(value)
 		}
 	}
 	return id, resourceID, resourceType

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"unicode/utf8"
 )
 
@@ -81,42 +82,83 @@ func isDelimiter(b byte) bool {
 // decoded, and its value as a slice of data (not a copy, white space trimmed). A key
 // that appears twice appears twice.
 func Object(data []byte) (keys []string, values [][]byte, err error) {
+	err = walkObject(data, func(key string, value []byte) bool {
+		keys, values = append(keys, key), append(values, value)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return keys, values, nil
+}
+
+// Members yields the members of the JSON object data in document order, as Object
+// returns them, and stops quietly where the object ends or stops making sense: a
+// truncated or malformed document still yields the members before the damage.
+func Members(data []byte) iter.Seq2[string, []byte] {
+	return func(yield func(string, []byte) bool) {
+		_ = walkObject(data, yield)
+	}
+}
+
+// walkObject calls yield with each member of the JSON object data until yield returns
+// false, and says what is wrong with data where it is not a whole object.
+func walkObject(data []byte, yield func(key string, value []byte) bool) error {
 	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return nil, nil, fmt.Errorf("rawjson: expected a JSON object, found %s", describe(data, i))
+		return fmt.Errorf("rawjson: expected a JSON object, found %s", describe(data, i))
 	}
 	i = SkipSpace(data, i+1)
 	for i < len(data) && data[i] != '}' {
 		if data[i] != '"' {
-			return nil, nil, fmt.Errorf("rawjson: expected an object key, found %s", describe(data, i))
+			return fmt.Errorf("rawjson: expected an object key, found %s", describe(data, i))
 		}
 		keyEnd := SkipValue(data, i)
 		if keyEnd > len(data) || data[keyEnd-1] != '"' || keyEnd-i < 2 {
-			return nil, nil, errTruncated
+			return errTruncated
 		}
 		key, err := decodeKey(data[i:keyEnd])
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		i = SkipSpace(data, keyEnd)
 		if i >= len(data) || data[i] != ':' {
-			return nil, nil, errTruncated
+			return errTruncated
 		}
 		i = SkipSpace(data, i+1)
 		if i >= len(data) {
-			return nil, nil, errTruncated
+			return errTruncated
 		}
 		end := SkipValue(data, i)
 		if end == i {
-			return nil, nil, fmt.Errorf("rawjson: field %q has no value", key)
+			return fmt.Errorf("rawjson: field %q has no value", key)
 		}
-		keys, values = append(keys, key), append(values, data[i:end])
+		if end == len(data) && !closes(data[i:end]) {
+			return errTruncated
+		}
+		if !yield(key, data[i:end]) {
+			return nil
+		}
 		i = skipComma(data, end)
 	}
 	if i >= len(data) {
-		return nil, nil, errTruncated
+		return errTruncated
 	}
-	return keys, values, nil
+	return nil
+}
+
+// closes reports whether a value that runs to the end of the input is whole: a string or
+// container must end with its closing character (a scalar simply ends there).
+func closes(v []byte) bool {
+	switch v[0] {
+	case '"':
+		return len(v) >= 2 && v[len(v)-1] == '"'
+	case '{':
+		return v[len(v)-1] == '}'
+	case '[':
+		return v[len(v)-1] == ']'
+	}
+	return true
 }
 
 // Array returns the elements of the JSON array data, each a slice of data (not a copy,

@@ -76,6 +76,30 @@ func TestArray(t *testing.T) {
 	}
 }
 
+// Members yields what comes before damage in a document and stops there.
+func TestMembersStopAtDamage(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"whole", `{"id":"a","n":1}`, []string{`id="a"`, `n=1`}},
+		{"truncated in a later value", `{"id":"a","resourceType":"t","properties":{"x":[1,2`, []string{`id="a"`, `resourceType="t"`}},
+		{"truncated in a string", `{"id":"a","b":"unterminated`, []string{`id="a"`}},
+		{"truncated key", `{"id":"a","res`, []string{`id="a"`}},
+		{"garbage after a member", `{"id":"a",x}`, []string{`id="a"`}},
+		{"not an object", `["id","a"]`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for k, v := range Members([]byte(tt.in)) {
+				got = append(got, k+"="+string(v))
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
 func TestFieldsAndString(t *testing.T) {
 	data := []byte(`{"id":"a","properties":{"id":"nested","_etag":"no"},"_etag":"\"0a\"","_lsn":42,"id":"b","esc":"x\u0041y"}`)
 	got, err := Fields(data, "_etag", "id", "_lsn", "missing", "esc")
