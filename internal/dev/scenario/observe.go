@@ -69,16 +69,20 @@ func (p progress) String() string {
 	return fmt.Sprintf("created %d  placed %d  observed %d  reservations %d", p.created, p.placed, p.observed, p.reservations)
 }
 
+// progress runs ten times a second for the whole run, on the same CPU as the region it
+// measures (all of it, on the memory store), so it reads the caches' stores as they are
+// and derives each SPC's cluster by cutting its ID rather than parsing it.
 func (o *observer) progress() progress {
-	created := o.createdAt()
-	p := progress{created: len(created), placedAt: map[string]time.Time{}}
-	for _, spc := range o.spcs.Lister().List() {
-		rid, err := spc.ParsedResourceID()
-		if err != nil {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p := progress{created: len(o.created), placedAt: map[string]time.Time{}}
+	for _, obj := range o.spcs.GetStore().List() {
+		spc, ok := informers.DocumentOf[api.ServiceProviderClusterProperties](obj)
+		if !ok {
 			continue
 		}
-		cluster := rid.Parent().Key()
-		if _, ours := created[cluster]; !ours || spc.Properties.IntendedManagementCluster() == "" {
+		cluster := parentKey(spc.ResourceID)
+		if _, ours := o.created[cluster]; !ours || spc.Properties.IntendedManagementCluster() == "" {
 			continue
 		}
 		p.placed++
@@ -87,10 +91,25 @@ func (o *observer) progress() progress {
 			p.observed++
 		}
 	}
-	for _, s := range o.schedulings.Lister().List() {
-		if st := s.Properties.Status; st != nil {
-			p.reservations += len(st.PendingAssignedClusters)
+	for _, obj := range o.schedulings.GetStore().List() {
+		s, ok := informers.DocumentOf[api.ManagementClusterSchedulingProperties](obj)
+		if ok && s.Properties.Status != nil {
+			p.reservations += len(s.Properties.Status.PendingAssignedClusters)
 		}
 	}
 	return p
+}
+
+// parentKey is the lowercased ID of a resource's parent: its own ID without the last
+// type/name pair ("" for a top-level resource).
+func parentKey(resourceID string) string {
+	key := strings.ToLower(resourceID)
+	for range 2 {
+		i := strings.LastIndexByte(key, '/')
+		if i < 0 {
+			return ""
+		}
+		key = key[:i]
+	}
+	return key
 }
