@@ -143,12 +143,13 @@ func TestDescribe(t *testing.T) {
 		order = append(order, d.Flag)
 	}
 	assert.IsNonDecreasing(t, order, "flags are listed in name order")
-	assert.Len(t, docs, 17)
+	assert.Len(t, docs, 18)
 
 	tests := []FlagDoc{
 		{Flag: "--metrics-address", Env: "HCPSCHED_METRICS_ADDRESS", Type: "string", Default: ":8080"},
 		{Flag: "--health-address", Env: "HCPSCHED_HEALTH_ADDRESS", Type: "string", Default: ":8081"},
 		{Flag: "--log-level", Env: "HCPSCHED_LOG_LEVEL", Type: "level", Default: "info"},
+		{Flag: "--profiling", Env: "HCPSCHED_PROFILING", Type: "bool", Default: "false"},
 		{Flag: "--leader-elect", Env: "HCPSCHED_LEADER_ELECT", Type: "bool", Default: "true"},
 		{Flag: "--leader-election-namespace", Env: "HCPSCHED_LEADER_ELECTION_NAMESPACE", Type: "string", Default: ""},
 		{Flag: "--leader-election-lease-name", Env: "HCPSCHED_LEADER_ELECTION_LEASE_NAME", Type: "string", Default: "hcpsched-backend"},
