@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"testing"
@@ -136,6 +137,19 @@ func TestDecodeLeanAgreesWithDecodeOnEdgeCases(t *testing.T) {
 		{"no id", `{` + rid + `}`},
 		{"bad resource ID", `{"id":"a","resourceID":"x"}`},
 		{"lsn", `{"id":"a",` + rid + `,"_lsn":42}`},
+		{"two-character escapes", `{"id":"a\"b\\c\/d\b\f\n\r\t",` + rid + `,"_etag":"\"0000-7121\""}`},
+		{"escapes mixed with \\u", `{"id":"a\"\u00e9\ud83d\ude00\ud800",` + rid + `}`},
+		{"escaped invalid UTF-8", "{\"id\":\"a\\n\xff\"," + rid + "}"},
+		{"optional integers", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"network":{"hostPrefix":-0},"nodeDrainTimeoutMinutes":0,"autoscaling":{"maxNodesTotal":-2147483648,"podPriorityThreshold":null}}}}`},
+		{"an optional integer in exponent form", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"network":{"hostPrefix":1e2}}}}`},
+		{"an optional integer out of range", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"network":{"hostPrefix":2147483648}}}}`},
+		{"an optional integer as a string", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"network":{"hostPrefix":"23"}}}}`},
+		{"levels declaring nothing", `{"id":"a",` + rid + `,"properties":{"systemData":{"createdBy":"x"},"customerProperties":{"dns":{},"version":{"x":1}}}}`},
+		{"levels whose declared keys are null or empty", `{"id":"a",` + rid + `,"properties":{"systemData":{"createdAt":null},"customerProperties":{"version":{"id":null,"channelGroup":""},"dns":{"baseDomainPrefix":""}}}}`},
+		{"an empty list keeps a shared level's place", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"api":{"authorizedCidrs":[]}}}}`},
+		{"a shared level with a repeated key", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"version":{"id":"4.19","id":"4.20"}}}}`},
+		{"a shared level that fails", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"version":{"id":4}}}}`},
+		{"a shared level that is not an object", `{"id":"a",` + rid + `,"properties":{"customerProperties":{"version":[]}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkLeanAgreesAllTypes(t, []byte(tt.doc)) })
@@ -200,6 +214,8 @@ func FuzzDecodeLean(f *testing.F) {
 	f.Add([]byte(`{"id":"a","resourceID":"/providers/x/y/z","properties":{"status":{"conditions":[{"type":"A"},null]}},"ttl":"x","ttl":1}`))
 	f.Add([]byte(`{"i\u0064":"a","resourceID":"/providers/x/y/z","properties":null}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"id":"a\"\/\u00e9","resourceID":"/providers/x/y/z","_etag":"\"e\"","properties":{"customerProperties":{"network":{"hostPrefix":23},"dns":{},"version":{"id":"4.20","id":null}},"systemData":{"createdBy":"x"}}}`))
+	f.Add([]byte(`{"id":"a","resourceID":"/providers/x/y/z","properties":{"spec":{"control_plane_version":{"desired_version":"4.20.1"}},"status":{}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkLeanAgrees[api.ManagementClusterSchedulingProperties](t, data)
 		checkLeanAgrees[api.ServiceProviderClusterProperties](t, data)
@@ -261,4 +277,102 @@ func TestDecodeLeanInternsRepeatedValues(t *testing.T) {
 	}
 	assert.False(t, same(a.ResourceID, b.ResourceID), "a document's own resource ID is its own")
 	assert.False(t, same(a.Properties.Name, b.Properties.Name))
+}
+
+// Levels whose values repeat across documents (those tagged intern) are held once by
+// every lean document decoded from the same bytes, and a level that declares nothing is
+// the one zero value of its type; levels of a document's own are not shared. A deep copy
+// shares none of them, so changing it changes no other document.
+func TestDecodeLeanSharesRepeatedLevels(t *testing.T) {
+	data := arohcp.Get("hcpcluster-accepted-with-tags.json")
+	a, err := api.DecodeLean[api.ClusterProperties](data)
+	require.NoError(t, err)
+	b, err := api.DecodeLean[api.ClusterProperties](data)
+	require.NoError(t, err)
+	ca, cb := a.Properties.CustomerProperties, b.Properties.CustomerProperties
+	assert.Same(t, ca.Version, cb.Version)
+	assert.Same(t, ca.Network, cb.Network)
+	assert.Same(t, ca.API, cb.API)
+	assert.Same(t, ca.Ingress, cb.Ingress)
+	assert.Same(t, ca.Autoscaling, cb.Autoscaling)
+	assert.Same(t, ca.ClusterImageRegistry, cb.ClusterImageRegistry)
+	assert.Same(t, ca.DNS, cb.DNS, "dns is {}")
+	assert.Same(t, a.Properties.SystemData, b.Properties.SystemData, "systemData declares nothing")
+	assert.Same(t, ca.Platform.OperatorsAuthentication.UserAssignedIdentities, cb.Platform.OperatorsAuthentication.UserAssignedIdentities)
+	assert.Equal(t, &api.ClusterDNS{}, ca.DNS)
+	assert.Equal(t, "4.20", ca.Version.ID)
+	assert.Equal(t, int32(23), *ca.Network.HostPrefix)
+
+	assert.NotSame(t, a.Properties.CosmosMetadata, b.Properties.CosmosMetadata)
+	assert.NotSame(t, ca, cb)
+	assert.NotSame(t, ca.Platform, cb.Platform)
+	assert.NotSame(t, ca.Etcd, cb.Etcd)
+	assert.NotSame(t, a.Properties.ServiceProviderProperties, b.Properties.ServiceProviderProperties)
+
+	c := a.DeepCopy()
+	assert.NotSame(t, ca.Version, c.Properties.CustomerProperties.Version)
+	assert.NotSame(t, ca.DNS, c.Properties.CustomerProperties.DNS)
+	c.Properties.CustomerProperties.Version.ID = "4.21"
+	c.Properties.CustomerProperties.DNS.BaseDomainPrefix = "changed"
+	*c.Properties.CustomerProperties.Network.HostPrefix = 24
+	assert.Equal(t, "4.20", cb.Version.ID)
+	assert.Empty(t, cb.DNS.BaseDomainPrefix)
+	assert.Equal(t, int32(23), *cb.Network.HostPrefix)
+	again, err := api.DecodeLean[api.ClusterProperties](data)
+	require.NoError(t, err)
+	assert.Equal(t, b, again, "later documents decode as before")
+}
+
+// Levels decoded from other bytes are not shared, even when they mean the same: only
+// identical bytes are known to decode to identical values without decoding them.
+func TestDecodeLeanSharesLevelsByTheirBytes(t *testing.T) {
+	decode := func(version string) *api.Cluster {
+		t.Helper()
+		d, err := api.DecodeLean[api.ClusterProperties]([]byte(`{"id":"a","resourceID":"/subscriptions/s/resourceGroups/r/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c","properties":{"customerProperties":{"version":` + version + `}}}`))
+		require.NoError(t, err)
+		return d
+	}
+	x, y := decode(`{"id":"4.19"}`), decode(`{"id":"4.19"}`)
+	assert.Same(t, x.Properties.CustomerProperties.Version, y.Properties.CustomerProperties.Version)
+	z := decode(`{ "id":"4.19"}`)
+	assert.NotSame(t, x.Properties.CustomerProperties.Version, z.Properties.CustomerProperties.Version)
+	assert.Equal(t, x.Properties.CustomerProperties.Version, z.Properties.CustomerProperties.Version)
+	other := decode(`{"id":"4.18"}`)
+	assert.Equal(t, "4.18", other.Properties.CustomerProperties.Version.ID)
+	assert.Equal(t, "4.19", x.Properties.CustomerProperties.Version.ID)
+}
+
+// A field whose values turn out not to repeat costs a bounded table, and every document
+// still decodes to its own values.
+func TestDecodeLeanSharedLevelsAreBounded(t *testing.T) {
+	n := 3 * api.MaxSharedLevels
+	docs := make([]*api.Cluster, n)
+	for i := range docs {
+		var err error
+		docs[i], err = api.DecodeLean[api.ClusterProperties]([]byte(fmt.Sprintf(`{"id":"a","resourceID":"/subscriptions/s/resourceGroups/r/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c","properties":{"customerProperties":{"api":{"visibility":"Public","authorizedCidrs":["10.0.%d.0/24"]}}}}`, i)))
+		require.NoError(t, err)
+		assert.LessOrEqual(t, api.SharedLevels[api.ClusterCustomerProperties]("api"), api.MaxSharedLevels)
+	}
+	for i, d := range docs {
+		assert.Equal(t, []string{fmt.Sprintf("10.0.%d.0/24", i)}, d.Properties.CustomerProperties.API.AuthorizedCIDRs)
+	}
+}
+
+// An intern tag on a field DecodeLean cannot intern is a mistake in the types, refused
+// when the type is first decoded rather than ignored.
+func TestInternTagOnAnUnsupportedFieldPanics(t *testing.T) {
+	assert.PanicsWithValue(t, "api: api.BadInternLevel.N is tagged intern but is neither a string nor a pointer to a level", api.PlanBadInternLevel)
+}
+
+// A document read from the middle of a larger buffer (a page of a feed, say) decodes as
+// it does on its own: the walk's offsets are the document's, not the buffer's.
+func TestDecodeLeanReadsADocumentInsideABuffer(t *testing.T) {
+	data := arohcp.Get("hcpcluster-accepted-with-tags.json")
+	want, err := api.DecodeLean[api.ClusterProperties](data)
+	require.NoError(t, err)
+	prefix, suffix := []byte(`[{"a":[1,{"b":2}]},`), []byte(`,{"c":{"d":[]}}]`)
+	buf := append(append(append([]byte{}, prefix...), data...), suffix...)
+	got, err := api.DecodeLean[api.ClusterProperties](buf[len(prefix) : len(prefix)+len(data)])
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }

@@ -30,18 +30,20 @@ func (p SystemData) MarshalJSON() ([]byte, error)  { return encodeObject(&p) }
 // ClusterCustomerProperties is what the customer asked for, written by the frontend.
 // hcpsched never writes it; it reads the fields the Cluster Service create is built
 // from (see docs/cluster-service-create.md). Each nested level embeds Object so the
-// fields it does not declare survive any write of the document.
+// fields it does not declare survive any write of the document. Levels tagged intern
+// hold what repeats from cluster to cluster (versions, defaults, visibilities): lean
+// caches share one decoded level among the clusters that stored the same bytes.
 type ClusterCustomerProperties struct {
-	Version                 *ClusterVersion       `json:"version,omitempty"`
+	Version                 *ClusterVersion       `json:"version,omitempty" hcpsched:"intern"`
 	DNS                     *ClusterDNS           `json:"dns,omitempty"`
-	Network                 *ClusterNetwork       `json:"network,omitempty"`
-	API                     *ClusterAPI           `json:"api,omitempty"`
-	Ingress                 *ClusterIngress       `json:"ingress,omitempty"`
+	Network                 *ClusterNetwork       `json:"network,omitempty" hcpsched:"intern"`
+	API                     *ClusterAPI           `json:"api,omitempty" hcpsched:"intern"`
+	Ingress                 *ClusterIngress       `json:"ingress,omitempty" hcpsched:"intern"`
 	Platform                *ClusterPlatform      `json:"platform,omitempty"`
-	Autoscaling             *ClusterAutoscaling   `json:"autoscaling,omitempty"`
+	Autoscaling             *ClusterAutoscaling   `json:"autoscaling,omitempty" hcpsched:"intern"`
 	NodeDrainTimeoutMinutes *int32                `json:"nodeDrainTimeoutMinutes,omitempty"`
 	Etcd                    *ClusterEtcd          `json:"etcd,omitempty"`
-	ClusterImageRegistry    *ClusterImageRegistry `json:"clusterImageRegistry,omitempty"`
+	ClusterImageRegistry    *ClusterImageRegistry `json:"clusterImageRegistry,omitempty" hcpsched:"intern"`
 	CryptoRestrictions      string                `json:"cryptoRestrictions,omitempty" hcpsched:"intern"`
 	ImageDigestMirrors      []ImageDigestMirror   `json:"imageDigestMirrors,omitempty"`
 	Object
@@ -225,7 +227,7 @@ type ClusterServiceProviderProperties struct {
 	ProvisioningState       string                `json:"provisioningState,omitempty" hcpsched:"intern"`
 	PendingClusterServiceID string                `json:"pendingClusterServiceID,omitempty"`
 	ClusterServiceID        string                `json:"clusterServiceID,omitempty"`
-	ExperimentalFeatures    *ExperimentalFeatures `json:"experimentalFeatures,omitempty"`
+	ExperimentalFeatures    *ExperimentalFeatures `json:"experimentalFeatures,omitempty" hcpsched:"intern"`
 	DeletionTimestamp       *time.Time            `json:"deletionTimestamp,omitempty"`
 	// ManagedIdentitiesDataPlaneIdentityURL is the managed-identity data plane URL the
 	// frontend stored from the create PUT's X-Ms-Identity-Url header; per cluster.
@@ -292,7 +294,7 @@ type ServiceProviderClusterSpec struct {
 	ManagementClusterPlacementTime time.Time `json:"managementClusterPlacementTime,omitzero"`
 	// ControlPlaneVersion is written by ARO-HCP's ControlPlaneDesiredVersion controller;
 	// hcpsched only reads it (the full version Cluster Service creates).
-	ControlPlaneVersion *ControlPlaneVersionSpec `json:"control_plane_version,omitempty"`
+	ControlPlaneVersion *ControlPlaneVersionSpec `json:"control_plane_version,omitempty" hcpsched:"intern"`
 	// DesiredHostedClusterControlPlaneSize overrides the control plane's size class.
 	DesiredHostedClusterControlPlaneSize string `json:"desiredHostedClusterControlPlaneSize,omitempty" hcpsched:"intern"`
 	Object
