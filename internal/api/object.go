@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hcpsched/hcpsched/internal/rawjson"
 )
 
 // Object remembers one JSON object exactly as it was read: every key, in order, with its raw
@@ -176,7 +178,7 @@ func decodeObject(data []byte, ptr any) error {
 // still fails cleanly rather than panicking.
 func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 	errTruncated := errors.New("unexpected end of JSON object")
-	i := skipSpace(data, 0)
+	i := rawjson.SkipSpace(data, 0)
 	if i >= len(data) {
 		return nil, nil, errTruncated
 	}
@@ -189,22 +191,22 @@ func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 	}
 	var keys []string
 	raw := map[string]json.RawMessage{}
-	i = skipSpace(data, i+1)
+	i = rawjson.SkipSpace(data, i+1)
 	for i < len(data) && data[i] != '}' {
-		keyEnd := skipValue(data, i)
+		keyEnd := rawjson.SkipValue(data, i)
 		var key string
 		if err := json.Unmarshal(data[i:keyEnd], &key); err != nil {
 			return nil, nil, err
 		}
-		i = skipSpace(data, keyEnd)
+		i = rawjson.SkipSpace(data, keyEnd)
 		if i >= len(data) || data[i] != ':' {
 			return nil, nil, errTruncated
 		}
-		i = skipSpace(data, i+1)
+		i = rawjson.SkipSpace(data, i+1)
 		if i >= len(data) {
 			return nil, nil, errTruncated
 		}
-		valueEnd := skipValue(data, i)
+		valueEnd := rawjson.SkipValue(data, i)
 		value := data[i:valueEnd]
 		if bytes.ContainsAny(value, " \t\r\n") {
 			var compact bytes.Buffer
@@ -219,9 +221,9 @@ func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 			keys = append(keys, key)
 		}
 		raw[key] = value
-		i = skipSpace(data, valueEnd)
+		i = rawjson.SkipSpace(data, valueEnd)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = rawjson.SkipSpace(data, i+1)
 		}
 	}
 	if i >= len(data) {
@@ -230,49 +232,26 @@ func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 	return keys, raw, nil
 }
 
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
-		i++
+// encodeLevel encodes a field that is itself a codec level (a struct with an Object, or
+// a pointer to one) by calling encodeObject directly, and reports false for any other
+// field. Through json.Marshal, encoding/json would check and compact the level's bytes
+// once more at every level above it, so a document cost its size times its depth;
+// api.Encode's single json.Marshal still checks and compacts the whole document once.
+func encodeLevel(f structField, fv reflect.Value) ([]byte, bool, error) {
+	switch {
+	case !f.preserving:
+		return nil, false, nil
+	case fv.Kind() == reflect.Pointer && isLevel(fv.Type().Elem()):
+		if fv.IsNil() {
+			return []byte("null"), true, nil
+		}
+		b, err := encodeObject(fv.Interface())
+		return b, true, err
+	case fv.Kind() == reflect.Struct && isLevel(fv.Type()) && fv.CanAddr():
+		b, err := encodeObject(fv.Addr().Interface())
+		return b, true, err
 	}
-	return i
-}
-
-// skipValue returns the end of the JSON value starting at i. data must be valid JSON.
-func skipValue(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		for j := i + 1; j < len(data); j++ {
-			switch data[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-		return len(data)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				j = skipValue(data, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(data)
-	default: // number, true, false, null
-		j := i
-		for j < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[j])) {
-			j++
-		}
-		return j
-	}
+	return nil, false, nil
 }
 
 func describeValue(b byte) string {
@@ -315,6 +294,12 @@ func encodeObject(ptr any) ([]byte, error) {
 		fv := v.Field(f.index)
 		if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && fv.IsZero()) {
 			return nil, false, nil
+		}
+		if b, ok, err := encodeLevel(f, fv); ok {
+			if err != nil {
+				return nil, false, fmt.Errorf("field %q: %w", f.name, err)
+			}
+			return b, true, nil
 		}
 		b, err := json.Marshal(fv.Interface())
 		if err != nil {

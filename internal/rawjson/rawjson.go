@@ -29,28 +29,30 @@ func SkipSpace(data []byte, i int) int {
 }
 
 // SkipValue returns the end of the JSON value that starts at i (len(data) when it does
-// not end). data must be valid JSON.
+// not end). data must be valid JSON; a truncated value ends at len(data).
+//
+// Every decode runs it over each level's members, the nested ones included, so it jumps
+// to the bytes that matter instead of looking at each one in turn: quotes (found with
+// bytes.IndexByte) within strings, brackets and quotes within containers.
 func SkipValue(data []byte, i int) int {
 	if i >= len(data) {
 		return len(data)
 	}
 	switch data[i] {
 	case '"':
-		for j := i + 1; j < len(data); j++ {
-			switch data[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-		return len(data)
+		return skipString(data, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(data); j++ {
+			for j < len(data) && !structuralByte[data[j]] {
+				j++
+			}
+			if j == len(data) {
+				break
+			}
 			switch data[j] {
 			case '"':
-				j = SkipValue(data, j) - 1
+				j = skipString(data, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -63,19 +65,46 @@ func SkipValue(data []byte, i int) int {
 		return len(data)
 	default: // number, true, false, null
 		j := i
-		for j < len(data) && !isDelimiter(data[j]) {
+		for j < len(data) && !scalarEndByte[data[j]] {
 			j++
 		}
 		return j
 	}
 }
 
-func isDelimiter(b byte) bool {
-	switch b {
-	case ',', '}', ']', ' ', '\t', '\r', '\n':
-		return true
+// skipString returns the end of the string starting at i (a quote): after the first
+// quote not escaped, that is not preceded by an odd run of backslashes.
+func skipString(data []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return len(data)
+		}
+		j += k
+		backslashes := 0
+		for b := j - 1; b > i && data[b] == '\\'; b-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return j + 1
+		}
+		j++
 	}
-	return false
+}
+
+var (
+	// structuralByte marks what SkipValue looks for inside a container.
+	structuralByte = byteSet(`"{}[]`)
+	// scalarEndByte marks what ends a number or a literal.
+	scalarEndByte = byteSet(",}] \t\r\n")
+)
+
+func byteSet(chars string) (set [256]bool) {
+	for i := range len(chars) {
+		set[chars[i]] = true
+	}
+	return set
 }
 
 // Object returns the members of the JSON object data in document order: each key,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/rawjson"
 )
 
 // Store holds containers in memory. The zero value is not usable; call New.
@@ -369,12 +370,15 @@ func (c *Container) List(ctx context.Context, opts database.ListOptions) iter.Se
 	}
 }
 
+// resourceType is the document's top-level resourceType, read as Cosmos matches a
+// property: by its exact name. Every List reads it from every document of the container,
+// so it slices the body rather than decoding it.
 func resourceType(body []byte) string {
-	var env struct {
-		ResourceType string `json:"resourceType"`
+	fields, err := rawjson.Fields(body, "resourceType")
+	if err != nil {
+		return ""
 	}
-	_ = json.Unmarshal(body, &env)
-	return env.ResourceType
+	return rawjson.String(fields[0])
 }
 
 func (c *Container) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
