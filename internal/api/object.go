@@ -171,16 +171,15 @@ func decodeObject(data []byte, ptr any) error {
 // splitObject returns the keys of a JSON object in document order and their raw values,
 // compacted. A duplicate key keeps its last value, as encoding/json does.
 //
-// It slices the input by hand instead of decoding it token by token: document bodies are
+// It slices the input (rawjson.Object) instead of decoding it token by token: document bodies are
 // large and this runs once per nesting level, so a token decoder would dominate relists.
 // The input must already be valid JSON: encoding/json validates before it calls an
 // UnmarshalJSON method, and Decode validates the whole document first. Truncated input
 // still fails cleanly rather than panicking.
 func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
-	errTruncated := errors.New("unexpected end of JSON object")
 	i := rawjson.SkipSpace(data, 0)
 	if i >= len(data) {
-		return nil, nil, errTruncated
+		return nil, nil, errors.New("unexpected end of JSON object")
 	}
 	switch data[i] {
 	case 'n':
@@ -189,25 +188,14 @@ func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 	default:
 		return nil, nil, fmt.Errorf("expected a JSON object, found %s", describeValue(data[i]))
 	}
+	members, values, err := rawjson.Object(data)
+	if err != nil {
+		return nil, nil, err
+	}
 	var keys []string
-	raw := map[string]json.RawMessage{}
-	i = rawjson.SkipSpace(data, i+1)
-	for i < len(data) && data[i] != '}' {
-		keyEnd := rawjson.SkipValue(data, i)
-		var key string
-		if err := json.Unmarshal(data[i:keyEnd], &key); err != nil {
-			return nil, nil, err
-		}
-		i = rawjson.SkipSpace(data, keyEnd)
-		if i >= len(data) || data[i] != ':' {
-			return nil, nil, errTruncated
-		}
-		i = rawjson.SkipSpace(data, i+1)
-		if i >= len(data) {
-			return nil, nil, errTruncated
-		}
-		valueEnd := rawjson.SkipValue(data, i)
-		value := data[i:valueEnd]
+	raw := make(map[string]json.RawMessage, len(members))
+	for n, key := range members {
+		value := values[n]
 		if bytes.ContainsAny(value, " \t\r\n") {
 			var compact bytes.Buffer
 			if err := json.Compact(&compact, value); err != nil {
@@ -221,13 +209,6 @@ func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 			keys = append(keys, key)
 		}
 		raw[key] = value
-		i = rawjson.SkipSpace(data, valueEnd)
-		if i < len(data) && data[i] == ',' {
-			i = rawjson.SkipSpace(data, i+1)
-		}
-	}
-	if i >= len(data) {
-		return nil, nil, errTruncated
 	}
 	return keys, raw, nil
 }
@@ -235,8 +216,9 @@ func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 // encodeLevel encodes a field that is itself a codec level (a struct with an Object, or
 // a pointer to one) by calling encodeObject directly, and reports false for any other
 // field. Through json.Marshal, encoding/json would check and compact the level's bytes
-// once more at every level above it, so a document cost its size times its depth;
-// api.Encode's single json.Marshal still checks and compacts the whole document once.
+// once more at every level above it, so a document cost its size times its depth; the
+// bytes encodeObject writes are compact already (values kept from a read were compacted
+// by splitObject, the rest come from json.Marshal).
 func encodeLevel(f structField, fv reflect.Value) ([]byte, bool, error) {
 	switch {
 	case !f.preserving:

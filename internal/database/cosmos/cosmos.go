@@ -147,7 +147,6 @@ func (c *Container) opError(op, pk, id string, err error) error {
 	return &database.OpError{Op: op, Container: c.name, PartitionKey: pk, ID: id, StatusCode: status, Kind: database.KindForStatus(status), Err: err}
 }
 
-// envelope reads what Item needs from a stored document.
 // envelope reads a stored document's id, partitionKey and _etag without decoding the
 // rest of it: every change-feed item and write response passes through here. A body
 // that is not a JSON object has none of them.
