@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
@@ -135,7 +136,10 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	if identity.ManagedResourceGroupName == "" {
 		return r.wait(ctx, key, WaitManagedResourceGroup, "waiting for the cluster's managed resource group (customerProperties.platform.managedResourceGroup) before creating it in Cluster Service")
 	}
-	r.waits.done(key)
+	// Past every wait but the document's own, which only Build below decides: a cluster
+	// still waiting for a corrected document keeps that reason until then, so that its
+	// next wait is not news again.
+	r.waits.doneUnless(key, WaitInvalidDocument)
 	pending := cluster.Properties.ServiceProvider().PendingClusterServiceID
 
 	// An earlier attempt may have created the cluster and crashed, timed out, or lost a
@@ -159,6 +163,7 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 
 	mcID := spc.Properties.IntendedManagementCluster()
 	if mcID == "" {
+		r.waits.done(key)
 		logger.Info(deferralMessage)
 		return controller.Result{}, nil
 	}
@@ -170,6 +175,7 @@ func (r *clusterServiceCreate) reconcile(ctx context.Context, key string) (contr
 	if err != nil {
 		return r.wait(ctx, key, WaitInvalidDocument, "the cluster document cannot be created in Cluster Service until it is corrected", "error", err)
 	}
+	r.waits.done(key)
 	// From the send on, the outcome may be unknown: every later attempt searches first.
 	r.unsent.sending(key)
 	created, err := r.cs.CreatePinnedCluster(ctx, body, shardID)
@@ -195,8 +201,13 @@ const deferralMessage = "deferring Cluster Service creation until placement is r
 // wait records why the cluster waits and logs it. The result has no requeue: the write
 // that ends the wait is an event.
 func (r *clusterServiceCreate) wait(ctx context.Context, key, reason, msg string, args ...any) (controller.Result, error) {
-	r.waits.wait(key, reason)
-	controller.LoggerFrom(ctx).Info(msg, append([]any{"reason", reason}, args...)...)
+	// Every event of a waiting cluster reconciles it again (ARO-HCP writes the cluster
+	// several times before it chooses a version): the wait is news once, when it starts.
+	level := slog.LevelDebug
+	if r.waits.wait(key, reason) {
+		level = slog.LevelInfo
+	}
+	controller.LoggerFrom(ctx).Log(ctx, level, msg, append([]any{"reason", reason}, args...)...)
 	return controller.Result{}, nil
 }
 

@@ -126,7 +126,7 @@ func logged(t *testing.T, w *world, msg string) []map[string]any {
 
 // A placed cluster that cannot be created until another component writes what is
 // missing waits: no POST, no write, no requeue (the missing write is an event), a log
-// line and the reason, for operators in the gauge. Once the missing field arrives, the
+// line (at Info when the wait starts, then at Debug) and the reason, for operators in the gauge. Once the missing field arrives, the
 // next reconcile creates the cluster and the reason clears.
 func TestClusterServiceCreateWaits(t *testing.T) {
 	t.Parallel()
@@ -200,9 +200,14 @@ func TestClusterServiceCreateWaits(t *testing.T) {
 			assert.Equal(t, controller.Result{}, res, "no requeue: the missing write is an event")
 			assert.Equal(t, before, resourcesSnapshot(t, w.Resources), "nothing written")
 			assert.Zero(t, w.csRequests(http.MethodPost, clusterservice.ClustersPath), "nothing created")
+			res, err = r.Reconcile(rid.Key())
+			require.NoError(t, err, "waiting again is not an error")
+			assert.Equal(t, controller.Result{}, res)
 			recs := logged(t, w, tt.log)
-			require.Len(t, recs, 1, "one log line")
+			require.Len(t, recs, 2, "one log line per reconcile")
 			assert.Equal(t, tt.reason, recs[0]["reason"])
+			assert.Equal(t, []any{"INFO", "DEBUG"}, []any{recs[0]["level"], recs[1]["level"]},
+				"the wait is news when it starts; every event of the waiting cluster reconciles it again")
 			assert.Equal(t, tt.reason, w.env.CreationWaits.Reason(rid.Key()))
 			want := maps.Clone(noWaits)
 			want[tt.reason] = 1

@@ -145,6 +145,12 @@ func defaults(workers int, resync, requeueAfter time.Duration) controller.Settin
 	}
 }
 
+// withEventDelay sets a definition's default event delay (controller.Options.EventDelay).
+func withEventDelay(s controller.Settings, delay time.Duration) controller.Settings {
+	s.EventDelay = delay
+	return s
+}
+
 // clusterKeyed triggers a controller keyed by the lowercased cluster resource ID on
 // every event of the given informers (an SPC event becomes its cluster's key).
 func clusterKeyed(watch ...controller.Informer) []controller.Trigger {

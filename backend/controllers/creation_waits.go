@@ -58,29 +58,35 @@ func NewCreationWaits(reg prometheus.Registerer) (*CreationWaits, error) {
 	return w, nil
 }
 
-// wait records that the cluster with key waits for reason.
-func (w *CreationWaits) wait(key, reason string) {
+// wait records that the cluster with key waits for reason, and reports whether it
+// waited for something else (or nothing) before.
+func (w *CreationWaits) wait(key, reason string) (started bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if old, ok := w.byKey[key]; ok {
 		if old == reason {
-			return
+			return false
 		}
 		w.add(old, -1)
 	}
 	w.byKey[key] = reason
 	w.add(reason, 1)
+	return true
 }
 
-// done records that the cluster with key no longer waits.
-func (w *CreationWaits) done(key string) {
+// doneUnless records that the cluster with key no longer waits, unless it waits for
+// reason.
+func (w *CreationWaits) doneUnless(key, reason string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if old, ok := w.byKey[key]; ok {
+	if old, ok := w.byKey[key]; ok && old != reason {
 		delete(w.byKey, key)
 		w.add(old, -1)
 	}
 }
+
+// done records that the cluster with key no longer waits.
+func (w *CreationWaits) done(key string) { w.doneUnless(key, "") }
 
 // Reason is what the cluster with key waits for, or "" when it does not wait.
 func (w *CreationWaits) Reason(key string) string {

@@ -26,7 +26,7 @@ func (c Config) Settings() map[string]controller.Settings {
 
 // AddFlags registers, for every definition, --<prefix>-workers and
 // --<prefix>-resync-period, plus --<prefix>-requeue-after for a controller that has an
-// expected wait, defaulting to the definition's defaults. One --reconcile-timeout sets
+// expected wait and --<prefix>-event-delay for one that gathers events, defaulting to the definition's defaults. One --reconcile-timeout sets
 // the deadline of every controller's reconciles.
 func AddFlags(fs *flag.FlagSet, defs []controller.Definition[Env]) Config {
 	cfg := Config{}
@@ -44,6 +44,10 @@ func AddFlags(fs *flag.FlagSet, defs []controller.Definition[Env]) Config {
 		if def.Defaults.RequeueAfter > 0 {
 			fs.DurationVar(&s.RequeueAfter, def.FlagPrefix+"-requeue-after", s.RequeueAfter,
 				fmt.Sprintf("How long the %s controller waits before looking again at a cluster it is waiting on.", def.Name))
+		}
+		if def.Defaults.EventDelay > 0 {
+			fs.DurationVar(&s.EventDelay, def.FlagPrefix+"-event-delay", s.EventDelay,
+				fmt.Sprintf("How long the %s controller gathers the events of one key before it reconciles the key once for all of them; 0 reconciles on every event.", def.Name))
 		}
 	}
 	return cfg
@@ -108,6 +112,9 @@ func (c Config) Validate(defs []controller.Definition[Env]) error {
 		}
 		if def.Defaults.RequeueAfter > 0 && s.RequeueAfter <= 0 {
 			errs = append(errs, fmt.Errorf("--%s-requeue-after must be positive, got %s", def.FlagPrefix, s.RequeueAfter))
+		}
+		if s.EventDelay < 0 {
+			errs = append(errs, fmt.Errorf("--%s-event-delay must not be negative, got %s", def.FlagPrefix, s.EventDelay))
 		}
 	}
 	return errors.Join(errs...)

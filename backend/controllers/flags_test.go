@@ -72,3 +72,43 @@ func TestCreationFlowWorkers(t *testing.T) {
 	assert.Len(t, workersWhy, 4)
 	assert.Equal(t, DefaultPlacementWorkers, DefaultCreationFlowWorkers, "as many as placement")
 }
+
+// PendingCleanup gathers an MC's events for --pending-cleanup-event-delay; no other
+// controller has the flag, and a negative delay is refused.
+func TestEventDelayFlag(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    time.Duration
+		wantErr string
+	}{
+		{name: "default", want: DefaultPendingCleanupEventDelay},
+		{name: "set", args: []string{"--pending-cleanup-event-delay=250ms"}, want: 250 * time.Millisecond},
+		{name: "off", args: []string{"--pending-cleanup-event-delay=0s"}, want: 0},
+		{name: "negative", args: []string{"--pending-cleanup-event-delay=-1s"}, wantErr: "--pending-cleanup-event-delay must not be negative, got -1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defs := Definitions()
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			cfg := AddFlags(fs, defs)
+			require.NoError(t, fs.Parse(tt.args))
+			err := cfg.Validate(defs)
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			for _, def := range defs {
+				want := time.Duration(0)
+				if def.Name == PendingCleanupName {
+					want = tt.want
+				} else {
+					assert.Nil(t, fs.Lookup(def.FlagPrefix+"-event-delay"), def.Name)
+				}
+				assert.Equal(t, want, cfg[def.Name].EventDelay, def.Name)
+			}
+		})
+	}
+}

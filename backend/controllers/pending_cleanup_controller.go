@@ -24,6 +24,15 @@ const (
 	// DefaultPendingCleanupResyncPeriod sweeps every MC this often; a reservation left
 	// by a crash or a lost race holds capacity until then at the latest.
 	DefaultPendingCleanupResyncPeriod = 10 * time.Minute
+	// DefaultPendingCleanupEventDelay gathers an MC's events: every event of a cluster
+	// holding a reservation wakes its MC, whose reconcile judges every reservation the
+	// MC holds. In a burst of placements an MC's clusters are written several times a
+	// second each, and with events enqueued at once PendingCleanup judged each MC's
+	// reservations about five times per placed cluster, the backend's largest single
+	// CPU cost after the writes (docs/benchmarks.md). A reservation that should go is
+	// dropped within this delay instead of at once: capacity is freed a second later,
+	// never handed out twice.
+	DefaultPendingCleanupEventDelay = time.Second
 )
 
 // reservationFields is what a writer of reservations writes: PendingCleanup drops
@@ -32,12 +41,13 @@ var reservationFields = docwrite.Fields{"properties.status.pendingAssignedCluste
 
 // pendingCleanupDefinition: MC-keyed, woken by scheduling document events, by every
 // cluster or SPC event of a cluster an MC holds a reservation for (so a cluster that
-// fails or is deleted releases its reservation at once), and by its resync.
+// fails or is deleted releases its reservation within the event delay), and by its
+// resync.
 func pendingCleanupDefinition() controller.Definition[Env] {
 	return controller.Definition[Env]{
 		Name:       PendingCleanupName,
 		FlagPrefix: "pending-cleanup",
-		Defaults:   defaults(DefaultPendingCleanupWorkers, DefaultPendingCleanupResyncPeriod, 0),
+		Defaults:   withEventDelay(defaults(DefaultPendingCleanupWorkers, DefaultPendingCleanupResyncPeriod, 0), DefaultPendingCleanupEventDelay),
 		Triggers: func(e Env) []controller.Trigger {
 			// A cluster or SPC event wakes the MCs whose scheduling documents hold a
 			// reservation for that cluster.

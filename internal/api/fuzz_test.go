@@ -63,8 +63,14 @@ func FuzzParseResourceID(f *testing.F) {
 		assert.Equal(t, s, r.String())
 		assert.NotEmpty(t, r.Name())
 		for p := r; p != nil; p = p.Parent() {
-			_, perr := api.ParseResourceID(p.String())
-			assert.NoError(t, perr, "parents of valid IDs are valid")
+			parsed, perr := api.ParseResourceID(p.String())
+			if assert.NoError(t, perr, "parents of valid IDs are valid") {
+				assert.Equal(t, parsed, p, "a parent is what parsing its ID gives")
+			}
+		}
+		if r.Namespace != api.SubscriptionNamespace {
+			// Child builds without parsing; it must agree with parsing.
+			assert.Equal(t, api.MustParseResourceID(s+"/Children/c"), r.Child("Children", "c"))
 		}
 	})
 }
@@ -82,5 +88,19 @@ func FuzzObjectLevel(f *testing.F) {
 			require.NoError(t, err)
 			assert.True(t, json.Valid(out), "%s", out)
 		}
+	})
+}
+
+// FuzzAppendString holds the encoder's direct string writing to encoding/json's: the
+// same bytes for every string, escapes and invalid UTF-8 included, so that a value the
+// encoder writes compares equal to the bytes encoding/json wrote before.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "/subscriptions/s/resourceGroups/r", `q"uote`, `back\slash`, "<a>&b", "<", ">", "&", "tab\t", "é", "\u2028", "\xff", "\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(api.AppendString([]byte("prefix"), s)[len("prefix"):]))
 	})
 }

@@ -2,11 +2,13 @@ package api
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -80,6 +82,52 @@ type structField struct {
 	// of them or compare against it. That keeps a cached document at a small multiple of
 	// its size instead of one copy per nesting level.
 	preserving bool
+	// leaf says how the value is written when it is not a level: directly for the plain
+	// kinds most fields are, else through encoding/json.
+	leaf leafKind
+}
+
+// leafKind is a field type the encoder writes without encoding/json: a string, integer
+// or boolean type with no JSON or text marshaler of its own, or a pointer to one.
+type leafKind uint8
+
+const (
+	leafOther leafKind = iota
+	leafString
+	leafInt
+	leafUint
+	leafBool
+)
+
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+func leafKindOf(t reflect.Type, opts string) leafKind {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) ||
+		reflect.PointerTo(t).Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+		return leafOther
+	}
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == "string" {
+			return leafOther
+		}
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return leafString
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return leafInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return leafUint
+	case reflect.Bool:
+		return leafBool
+	}
+	return leafOther
 }
 
 type structInfo struct {
@@ -119,7 +167,7 @@ func infoFor(t reflect.Type) *structInfo {
 		if name == "" {
 			name = f.Name
 		}
-		sf := structField{index: i, name: name, preserving: isPreserving(f.Type)}
+		sf := structField{index: i, name: name, preserving: isPreserving(f.Type), leaf: leafKindOf(f.Type, opts)}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "omitempty":
@@ -213,29 +261,6 @@ func splitObject(data []byte) ([]string, map[string]json.RawMessage, error) {
 	return keys, raw, nil
 }
 
-// encodeLevel encodes a field that is itself a codec level (a struct with an Object, or
-// a pointer to one) by calling encodeObject directly, and reports false for any other
-// field. Through json.Marshal, encoding/json would check and compact the level's bytes
-// once more at every level above it, so a document cost its size times its depth; the
-// bytes encodeObject writes are compact already (values kept from a read were compacted
-// by splitObject, the rest come from json.Marshal).
-func encodeLevel(f structField, fv reflect.Value) ([]byte, bool, error) {
-	switch {
-	case !f.preserving:
-		return nil, false, nil
-	case fv.Kind() == reflect.Pointer && isLevel(fv.Type().Elem()):
-		if fv.IsNil() {
-			return []byte("null"), true, nil
-		}
-		b, err := encodeObject(fv.Interface())
-		return b, true, err
-	case fv.Kind() == reflect.Struct && isLevel(fv.Type()) && fv.CanAddr():
-		b, err := encodeObject(fv.Addr().Interface())
-		return b, true, err
-	}
-	return nil, false, nil
-}
-
 func describeValue(b byte) string {
 	switch b {
 	case '[':
@@ -254,88 +279,166 @@ func describeValue(b byte) string {
 // whose value is semantically unchanged keeps its original bytes; one that is now empty and
 // marked omitempty/omitzero disappears, as encoding/json would omit it.
 func encodeObject(ptr any) ([]byte, error) {
-	v := reflect.ValueOf(ptr).Elem()
+	return appendObject(make([]byte, 0, 512), reflect.ValueOf(ptr).Elem())
+}
+
+// appendObject is encodeObject appending to dst. A whole document is written into one
+// buffer: a nested level is appended in place, not encoded apart and copied into its
+// parent (and, through encoding/json, checked and compacted again) at every level above
+// it, and plain strings, integers and booleans are written directly. Every controller
+// write encodes its document twice (docwrite), so this is on every write's path.
+func appendObject(dst []byte, v reflect.Value) ([]byte, error) {
 	info := infoFor(v.Type())
 	o := v.Field(info.objectIndex).Interface().(Object)
-	obj := objectData{keys: o.keys(), raw: o.raw()}
+	keys, raw := o.keys(), o.raw()
 
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	first := true
-	write := func(key string, value []byte) {
-		if !first {
-			buf.WriteByte(',')
+	dst = append(dst, '{')
+	open := len(dst)
+	key := func(dst []byte, k string) []byte {
+		if len(dst) > open {
+			dst = append(dst, ',')
 		}
-		first = false
-		k, _ := json.Marshal(key)
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(value)
+		return append(appendString(dst, k), ':')
 	}
-	declared := func(f structField) ([]byte, bool, error) {
-		fv := v.Field(f.index)
-		if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && fv.IsZero()) {
-			return nil, false, nil
-		}
-		if b, ok, err := encodeLevel(f, fv); ok {
-			if err != nil {
-				return nil, false, fmt.Errorf("field %q: %w", f.name, err)
-			}
-			return b, true, nil
-		}
-		b, err := json.Marshal(fv.Interface())
-		if err != nil {
-			return nil, false, fmt.Errorf("field %q: %w", f.name, err)
-		}
-		return b, true, nil
-	}
-	for _, key := range obj.keys {
-		i, ok := info.byName[key]
+	var err error
+	for _, k := range keys {
+		i, ok := info.byName[k]
 		if !ok {
-			write(key, obj.raw[key])
+			dst = append(key(dst, k), raw[k]...)
 			continue
 		}
 		f := info.fields[i]
-		b, present, err := declared(f)
-		if err != nil {
-			return nil, err
-		}
-		if f.preserving && obj.raw[key] == nil {
-			switch fv := v.Field(f.index); {
-			case present:
-				write(key, b)
-			case fv.Kind() == reflect.Slice && !fv.IsNil():
-				write(key, []byte("[]")) // read as [], still empty: keep saying so
+		fv := v.Field(f.index)
+		present := !(f.omitEmpty && isEmptyValue(fv)) && !(f.omitZero && fv.IsZero())
+		original := raw[k]
+		switch {
+		case f.preserving && original == nil && present:
+			if dst, err = appendField(key(dst, k), f, fv); err != nil {
+				return nil, err
 			}
-			continue
-		}
-		if !present {
+		case f.preserving && original == nil:
+			if fv.Kind() == reflect.Slice && !fv.IsNil() {
+				dst = append(key(dst, k), "[]"...) // read as [], still empty: keep saying so
+			}
+		case !present:
 			// Still present if the original said the same thing (for example "[]" for an
 			// omitempty list): dropping it would change the document for its other readers.
-			if b, _ := json.Marshal(v.Field(info.fields[i].index).Interface()); jsonEqual(b, obj.raw[key]) {
-				write(key, obj.raw[key])
+			if b, _ := json.Marshal(fv.Interface()); jsonEqual(b, original) {
+				dst = append(key(dst, k), original...)
 			}
-			continue
+		default:
+			dst = key(dst, k)
+			start := len(dst)
+			if dst, err = appendField(dst, f, fv); err != nil {
+				return nil, err
+			}
+			if jsonEqual(dst[start:], original) {
+				dst = append(dst[:start], original...)
+			}
 		}
-		if jsonEqual(b, obj.raw[key]) {
-			b = obj.raw[key]
-		}
-		write(key, b)
 	}
 	for _, f := range info.fields {
-		if _, had := obj.raw[f.name]; had {
+		if _, had := raw[f.name]; had {
 			continue
 		}
-		b, present, err := declared(f)
-		if err != nil {
+		fv := v.Field(f.index)
+		if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && fv.IsZero()) {
+			continue
+		}
+		if dst, err = appendField(key(dst, f.name), f, fv); err != nil {
 			return nil, err
 		}
-		if present {
-			write(f.name, b)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendField appends the value of one declared field.
+func appendField(dst []byte, f structField, fv reflect.Value) ([]byte, error) {
+	if f.preserving {
+		if out, ok, err := appendLevel(dst, fv); ok {
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", f.name, err)
+			}
+			return out, nil
 		}
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	if f.leaf != leafOther {
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				return append(dst, "null"...), nil
+			}
+			fv = fv.Elem()
+		}
+		switch f.leaf {
+		case leafString:
+			return appendString(dst, fv.String()), nil
+		case leafInt:
+			return strconv.AppendInt(dst, fv.Int(), 10), nil
+		case leafUint:
+			return strconv.AppendUint(dst, fv.Uint(), 10), nil
+		case leafBool:
+			return strconv.AppendBool(dst, fv.Bool()), nil
+		}
+	}
+	b, err := json.Marshal(fv.Interface())
+	if err != nil {
+		return nil, fmt.Errorf("field %q: %w", f.name, err)
+	}
+	return append(dst, b...), nil
+}
+
+// appendLevel appends a value that is a codec level (a struct with an Object), a
+// pointer to one, or a slice of either, and reports false for any other value. Every
+// level's MarshalJSON is encodeObject, so this writes what encoding/json would, less the
+// second pass encoding/json makes over a marshaler's output.
+func appendLevel(dst []byte, fv reflect.Value) ([]byte, bool, error) {
+	switch {
+	case fv.Kind() == reflect.Pointer && isLevel(fv.Type().Elem()):
+		if fv.IsNil() {
+			return append(dst, "null"...), true, nil
+		}
+		out, err := appendObject(dst, fv.Elem())
+		return out, true, err
+	case fv.Kind() == reflect.Struct && isLevel(fv.Type()) && fv.CanAddr():
+		out, err := appendObject(dst, fv)
+		return out, true, err
+	case fv.Kind() == reflect.Slice && isLevelOrPointer(fv.Type().Elem()):
+		if fv.IsNil() {
+			return append(dst, "null"...), true, nil
+		}
+		dst = append(dst, '[')
+		for i := range fv.Len() {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, _, err = appendLevel(dst, fv.Index(i)); err != nil {
+				return nil, true, fmt.Errorf("element %d: %w", i, err)
+			}
+		}
+		return append(dst, ']'), true, nil
+	}
+	return dst, false, nil
+}
+
+func isLevelOrPointer(t reflect.Type) bool {
+	return isLevel(t) || (t.Kind() == reflect.Pointer && isLevel(t.Elem()))
+}
+
+// appendString appends s as a JSON string. A string of printable ASCII with nothing to
+// escape (resource IDs, names, enum values: nearly every string hcpsched writes) is
+// copied between quotes; any other goes through encoding/json, whose escaping (of <, >
+// and &, too) the bytes then match.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 func isEmptyValue(v reflect.Value) bool {

@@ -10,7 +10,6 @@ import (
 // written by other components must never be re-cased, only compared case-insensitively.
 type ResourceID struct {
 	raw            string
-	segments       []string
 	SubscriptionID string
 	ResourceGroup  string
 	// Namespace is the resource provider, e.g. Microsoft.RedHatOpenShift.
@@ -25,6 +24,9 @@ type ResourceID struct {
 //	/subscriptions/{s}   (the subscription, type Microsoft.Resources/subscriptions)
 //	/subscriptions/{s}[/resourceGroups/{rg}]/providers/{ns}/{type}/{name}[/{type}/{name}...]
 //	/providers/{ns}/{type}/{name}[/{type}/{name}...]   (tenant-level fleet resources)
+//
+// Every event handler and lister lookup parses IDs, so it walks the ID once and
+// allocates the result and one array for the type/name pairs, nothing per segment.
 func ParseResourceID(id string) (*ResourceID, error) {
 	fail := func(msg string) (*ResourceID, error) {
 		return nil, fmt.Errorf("invalid resource ID %q: %s", id, msg)
@@ -32,58 +34,70 @@ func ParseResourceID(id string) (*ResourceID, error) {
 	if !strings.HasPrefix(id, "/") {
 		return fail("must start with '/'")
 	}
-	segs := strings.Split(id[1:], "/")
-	for _, s := range segs {
-		if s == "" {
-			return fail("empty path segment")
+	rest := id[1:]
+	// next cuts the next segment off rest; ok is false at the end of the ID.
+	next := func() (seg string, ok bool) {
+		if rest == "" {
+			return "", false
 		}
+		seg, rest, _ = strings.Cut(rest, "/")
+		return seg, true
 	}
-	r := &ResourceID{raw: id, segments: segs}
-	i := 0
-	if strings.EqualFold(segs[0], "subscriptions") {
-		if len(segs) < 2 {
+	if rest == "" || strings.HasSuffix(id, "/") || strings.Contains(id, "//") {
+		return fail("empty path segment")
+	}
+	r := &ResourceID{raw: id}
+	seg, _ := next()
+	if strings.EqualFold(seg, "subscriptions") {
+		sub, ok := next()
+		if !ok {
 			return fail("missing subscription ID")
 		}
-		r.SubscriptionID = segs[1]
-		i = 2
-		if i < len(segs) && strings.EqualFold(segs[i], "resourceGroups") {
-			if i+1 >= len(segs) {
-				return fail("missing resource group name")
-			}
-			r.ResourceGroup = segs[i+1]
-			i += 2
-		}
-		if i == 2 && len(segs) == 2 {
+		r.SubscriptionID = sub
+		seg, ok = next()
+		if !ok {
 			// The subscription itself: ARM's Microsoft.Resources/subscriptions resource.
 			r.Namespace = SubscriptionNamespace
 			r.Types = []string{"subscriptions"}
 			r.Names = []string{r.SubscriptionID}
 			return r, nil
 		}
-		if i == len(segs) {
-			return fail("no provider resource")
+		if strings.EqualFold(seg, "resourceGroups") {
+			rg, ok := next()
+			if !ok {
+				return fail("missing resource group name")
+			}
+			r.ResourceGroup = rg
+			if seg, ok = next(); !ok {
+				return fail("no provider resource")
+			}
 		}
 	}
-	if !strings.EqualFold(segs[i], "providers") {
-		return fail(fmt.Sprintf("expected 'providers', found %q", segs[i]))
+	if !strings.EqualFold(seg, "providers") {
+		return fail(fmt.Sprintf("expected 'providers', found %q", seg))
 	}
-	if i+1 >= len(segs) {
+	ns, ok := next()
+	if !ok {
 		return fail("missing provider namespace")
 	}
-	r.Namespace = segs[i+1]
-	rest := segs[i+2:]
-	if len(rest) == 0 {
+	r.Namespace = ns
+	if rest == "" {
 		return fail("missing resource type and name")
 	}
-	if len(rest)%2 != 0 {
+	segs := strings.Count(rest, "/") + 1
+	if segs%2 != 0 {
 		return fail("resource type without a name")
 	}
-	for j := 0; j < len(rest); j += 2 {
-		if strings.EqualFold(rest[j], "providers") {
+	pairs := make([]string, segs)
+	r.Types, r.Names = pairs[:0:segs/2], pairs[segs/2:segs/2]
+	for rest != "" {
+		t, _ := next()
+		n, _ := next()
+		if strings.EqualFold(t, "providers") {
 			return fail("extension resources are not supported")
 		}
-		r.Types = append(r.Types, rest[j])
-		r.Names = append(r.Names, rest[j+1])
+		r.Types = append(r.Types, t)
+		r.Names = append(r.Names, n)
 	}
 	return r, nil
 }
@@ -112,15 +126,14 @@ func (r *ResourceID) ResourceType() string {
 // Parent drops the last type/name pair; the top-level provider resource has no parent
 // that hcpsched stores, so it returns nil.
 func (r *ResourceID) Parent() *ResourceID {
-	if len(r.Types) < 2 {
+	n := len(r.Types)
+	if n < 2 {
 		return nil
 	}
-	segs := r.segments[:len(r.segments)-2]
 	p := *r
-	p.segments = segs
-	p.raw = "/" + strings.Join(segs, "/")
-	p.Types = r.Types[:len(r.Types)-1]
-	p.Names = r.Names[:len(r.Names)-1]
+	p.raw = r.raw[:len(r.raw)-len(r.Types[n-1])-len(r.Names[n-1])-2]
+	p.Types = r.Types[: n-1 : n-1]
+	p.Names = r.Names[: n-1 : n-1]
 	return &p
 }
 
@@ -135,13 +148,22 @@ func (r *ResourceID) Ancestor(resourceType string) (*ResourceID, bool) {
 	return nil, false
 }
 
-// Child appends a type/name pair.
+// Child appends a type/name pair. It builds the child from r without parsing again:
+// the controllers derive an SPC's or a scheduling document's ID this way on every event.
 func (r *ResourceID) Child(resourceType, name string) *ResourceID {
-	c, err := ParseResourceID(r.raw + "/" + resourceType + "/" + name)
-	if err != nil {
-		panic(fmt.Sprintf("child of a valid resource ID cannot be invalid: %v", err))
+	if resourceType == "" || name == "" || strings.Contains(resourceType, "/") || strings.Contains(name, "/") ||
+		strings.EqualFold(resourceType, "providers") || len(r.Types) == 0 || r.Namespace == SubscriptionNamespace {
+		panic(fmt.Sprintf("child %s/%s of resource ID %q cannot be a valid resource ID", resourceType, name, r.raw))
 	}
-	return c
+	n := len(r.Types)
+	c := *r
+	c.raw = r.raw + "/" + resourceType + "/" + name
+	pairs := make([]string, 2*(n+1))
+	c.Types = append(pairs[:0:n+1], r.Types...)
+	c.Types = append(c.Types, resourceType)
+	c.Names = append(pairs[n+1:n+1], r.Names...)
+	c.Names = append(c.Names, name)
+	return &c
 }
 
 // Equal compares case-insensitively, as every ARO-HCP reader does.

@@ -66,6 +66,11 @@ type Options struct {
 	// Ownership, when set, limits the controller to the keys this replica owns
 	// (leaderless replicas; see ownership.go). nil works every key.
 	Ownership Ownership
+	// EventDelay holds a key that an informer event enqueues for this long, counted
+	// from the first event, so that every event of a burst in that window costs one
+	// reconcile of the key. It is for a controller keyed by something many documents
+	// map to (an MC), whose reconcile reads them all; 0 enqueues at once.
+	EventDelay time.Duration
 }
 
 // Clock is the time source of the controller's delayed requeues.
@@ -161,6 +166,10 @@ type Informer interface {
 func (c *Controller) Watch(inf Informer, keyFor KeyFunc) error {
 	enqueue := func(obj any) {
 		for _, k := range keyFor(obj) {
+			if c.opts.EventDelay > 0 {
+				c.delayed.after(k, c.opts.EventDelay)
+				continue
+			}
 			c.queue.Add(k)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -431,4 +432,74 @@ func TestReconcileIsCutAtItsDeadline(t *testing.T) {
 	assert.Equal(t, 1.0, h.retries(), "a timed-out reconcile is retried with backoff")
 	assert.Contains(t, h.logs.String(), "reconcile exceeded its deadline")
 	assert.Contains(t, h.logs.String(), "deadline exceeded", "the error is logged")
+}
+
+// handOperatedInformer delivers the events a test hands it to its one handler.
+type handOperatedInformer struct {
+	handler cache.ResourceEventHandler
+}
+
+type syncedRegistration struct{}
+
+func (syncedRegistration) HasSynced() bool { return true }
+
+func (i *handOperatedInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	i.handler = h
+	return syncedRegistration{}, nil
+}
+
+func (i *handOperatedInformer) GetStore() cache.Store {
+	return cache.NewStore(cache.MetaNamespaceKeyFunc)
+}
+
+// With an event delay, the events of a key within the delay cost one reconcile, made
+// when the delay from the first event has passed, and an event after it starts a new
+// delay. Without one, each event enqueues at once.
+func TestEventDelayGathersAKeysEvents(t *testing.T) {
+	const delay = time.Second
+	clk := newFakeClock()
+	seen := make(chan string, 10)
+	h := newHarness(t, Options{Clock: clk, EventDelay: delay}, func(_ context.Context, key string) (Result, error) {
+		seen <- key
+		return Result{}, nil
+	})
+	inf := &handOperatedInformer{}
+	require.NoError(t, h.ctrl.Watch(inf, func(obj any) []string { return []string{obj.(string)} }))
+	h.run(t)
+
+	start := clk.Now()
+	for range 5 {
+		inf.handler.OnUpdate("k", "k")
+		clk.advance(delay / 10)
+	}
+	inf.handler.OnAdd("other", false)
+	assert.Equal(t, 2, clk.pending(), "one pending add per key, however many events")
+	assert.Zero(t, h.ctrl.queue.Len(), "nothing queued before the delay")
+
+	require.True(t, clk.fireNext(start.Add(delay)))
+	expectKey(t, seen, "k", "the first event's delay passed")
+	assert.Equal(t, start.Add(delay), clk.Now(), "due one delay after the first event, not the last")
+	require.True(t, clk.fireNext(clk.Now().Add(delay)))
+	expectKey(t, seen, "other", "the other key's delay passed")
+	assert.Zero(t, clk.pending())
+	require.Eventually(t, func() bool { return h.reconciles(ResultSuccess) == 2 }, 5*time.Second, time.Millisecond,
+		"six events, two keys: two reconciles")
+
+	inf.handler.OnDelete("k")
+	assert.Equal(t, 1, clk.pending(), "an event after the reconcile starts a new delay")
+}
+
+func TestWithoutEventDelayEventsEnqueueAtOnce(t *testing.T) {
+	clk := newFakeClock()
+	seen := make(chan string, 10)
+	h := newHarness(t, Options{Clock: clk}, func(_ context.Context, key string) (Result, error) {
+		seen <- key
+		return Result{}, nil
+	})
+	inf := &handOperatedInformer{}
+	require.NoError(t, h.ctrl.Watch(inf, func(obj any) []string { return []string{obj.(string)} }))
+	h.run(t)
+	inf.handler.OnAdd("k", false)
+	expectKey(t, seen, "k", "enqueued at once")
+	assert.Zero(t, clk.pending(), "no timer")
 }

@@ -18,6 +18,9 @@ type Settings struct {
 	// ReconcileTimeout bounds each reconcile (see Options); 0 is
 	// DefaultReconcileTimeout.
 	ReconcileTimeout time.Duration
+	// EventDelay gathers the events of a key (see Options). Only controllers whose
+	// reconcile reads many documents have a default for it.
+	EventDelay time.Duration
 }
 
 // Trigger is a cache whose events enqueue the keys KeyFor maps them to.
@@ -84,6 +87,7 @@ func buildOne[E any](env E, rt Runtime, def Definition[E], s Settings) (*Control
 		Workers:          s.Workers,
 		ResyncPeriod:     s.ResyncPeriod,
 		ReconcileTimeout: s.ReconcileTimeout,
+		EventDelay:       s.EventDelay,
 		Metrics:          rt.Metrics,
 		Logger:           rt.Logger,
 		Ownership:        rt.Ownership,
