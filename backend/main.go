@@ -45,6 +45,7 @@ const (
 )
 
 func main() {
+	process.TuneGC()
 	if err := run(context.Background(), os.Args[1:], os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(os.Stderr, "backend: %v\n", err)

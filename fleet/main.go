@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/hcpsched/hcpsched/internal/process"
 )
 
 const usage = `usage: fleet <command> [flags]
@@ -27,6 +29,7 @@ Run "fleet <command> -h" for the command's flags.
 `
 
 func main() {
+	process.TuneGC()
 	if err := run(context.Background(), os.Args[1:], os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/hcpsched/hcpsched/internal/dev/scenario"
+	"github.com/hcpsched/hcpsched/internal/process"
 )
 
 const usage = `usage: scenario <command> [flags]
@@ -34,6 +35,9 @@ Run "scenario <command> -h" for the command's flags.
 `
 
 func main() {
+	// The runner hosts the fleet's controllers (and, on the memory store, the backend's)
+	// in its own process: it runs them with the garbage collector the binaries set.
+	process.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

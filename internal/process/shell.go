@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -215,7 +216,8 @@ func (s *Shell) Run(ctx context.Context, app App) error {
 		"component", s.opts.Component,
 		"metricsAddress", s.MetricsAddr().String(),
 		"healthAddress", s.HealthAddr().String(),
-		"leaderElect", s.opts.LeaderElect)
+		"leaderElect", s.opts.LeaderElect,
+		"gcPercent", gcPercent(), "memoryLimitBytes", debug.SetMemoryLimit(-1))
 
 	// The lifecycle's context ends only after the process is marked unready, so nothing
 	// it runs can see the shutdown before /readyz does.
