@@ -7,7 +7,6 @@ var (
 	ValidJSON       = validJSON
 	MaxNestingDepth = maxNestingDepth
 	MaxSharedLevels = maxSharedLevels
-	AppendString    = appendString
 )
 
 // ContainerSpans is what scanJSON records of data: where each container starts and

@@ -90,17 +90,3 @@ func FuzzObjectLevel(f *testing.F) {
 		}
 	})
 }
-
-// FuzzAppendString holds the encoder's direct string writing to encoding/json's: the
-// same bytes for every string, escapes and invalid UTF-8 included, so that a value the
-// encoder writes compares equal to the bytes encoding/json wrote before.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "/subscriptions/s/resourceGroups/r", `q"uote`, `back\slash`, "<a>&b", "<", ">", "&", "tab\t", "é", "\u2028", "\xff", "\x7f"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		require.NoError(t, err)
-		assert.Equal(t, string(want), string(api.AppendString([]byte("prefix"), s)[len("prefix"):]))
-	})
-}

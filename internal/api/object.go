@@ -298,7 +298,7 @@ func appendObject(dst []byte, v reflect.Value) ([]byte, error) {
 		if len(dst) > open {
 			dst = append(dst, ',')
 		}
-		return append(appendString(dst, k), ':')
+		return append(rawjson.AppendString(dst, k), ':')
 	}
 	var err error
 	for _, k := range keys {
@@ -371,7 +371,7 @@ func appendField(dst []byte, f structField, fv reflect.Value) ([]byte, error) {
 		}
 		switch f.leaf {
 		case leafString:
-			return appendString(dst, fv.String()), nil
+			return rawjson.AppendString(dst, fv.String()), nil
 		case leafInt:
 			return strconv.AppendInt(dst, fv.Int(), 10), nil
 		case leafUint:
@@ -425,21 +425,6 @@ func isLevelOrPointer(t reflect.Type) bool {
 	return isLevel(t) || (t.Kind() == reflect.Pointer && isLevel(t.Elem()))
 }
 
-// appendString appends s as a JSON string. A string of printable ASCII with nothing to
-// escape (resource IDs, names, enum values: nearly every string hcpsched writes) is
-// copied between quotes; any other goes through encoding/json, whose escaping (of <, >
-// and &, too) the bytes then match.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s)
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
 
 func isEmptyValue(v reflect.Value) bool {
 	switch v.Kind() {

@@ -278,3 +278,19 @@ func describe(data []byte, i int) string {
 	}
 	return fmt.Sprintf("%q", data[i])
 }
+
+// AppendString appends s as a JSON string, the bytes encoding/json writes for it. A
+// string of printable ASCII with nothing to escape (resource IDs, names, enum values,
+// object keys: nearly every string hcpsched writes) is copied between quotes; any other
+// goes through encoding/json, whose escaping (of <, > and &, too) the bytes then match.
+func AppendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}

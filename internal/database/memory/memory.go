@@ -4,6 +4,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -243,7 +244,7 @@ func (c *Container) stagePatch(parts map[string]map[string]*entry, pk, id string
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
-	e, status, err := c.stage(parts, pk, id, body, true)
+	e, status, err := c.stageValid(parts, pk, id, body, true)
 	if err != nil {
 		return nil, status, err
 	}
@@ -267,22 +268,43 @@ func (c *Container) Delete(ctx context.Context, pk, id, ifMatch string) error {
 	return nil
 }
 
-// stage validates a write and builds the entry it would store, without storing it.
-// replace selects Replace semantics (the id must match and exist) over Create's.
+// stage validates a client's body and builds the entry it would store, without storing
+// it. replace selects Replace semantics (the id must match and exist) over Create's.
 func (c *Container) stage(parts map[string]map[string]*entry, pk, id string, body []byte, replace bool) (*entry, int, error) {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(body, &doc); err != nil || doc == nil {
+	// Cosmos refuses a body that is not JSON, and stores what it accepts compacted.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err != nil {
 		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body is not a JSON object")
 	}
+	return c.stageValid(parts, pk, id, compact.Bytes(), replace)
+}
+
+// systemProperties are what Cosmos adds to every stored document, in its order; _lsn,
+// copied from a change-feed item into a body written back, is not stored either.
+var systemProperties = []string{"_rid", "_self", "_etag", "_attachments", "_ts", "_lsn"}
+
+// stageValid is stage for a body that is valid, compact JSON: a client's, compacted, or
+// a patch's result.
+func (c *Container) stageValid(parts map[string]map[string]*entry, pk, id string, body []byte, replace bool) (*entry, int, error) {
+	doc, err := parseMembers(body)
+	if err != nil {
+		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body is not a JSON object")
+	}
+	value := func(key string) ([]byte, bool) {
+		if i := doc.index(key); i >= 0 {
+			return doc.values[i], true
+		}
+		return nil, false
+	}
 	var docID string
-	if err := json.Unmarshal(doc["id"], &docID); err != nil || docID == "" {
+	if raw, _ := value("id"); json.Unmarshal(raw, &docID) != nil || docID == "" {
 		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body has no string id")
 	}
 	if replace && docID != id {
 		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body id %q does not match %q", docID, id)
 	}
 	var docPK string
-	if raw, ok := doc["partitionKey"]; !ok || json.Unmarshal(raw, &docPK) != nil || docPK != pk {
+	if raw, ok := value("partitionKey"); !ok || json.Unmarshal(raw, &docPK) != nil || docPK != pk {
 		return &entry{id: docID}, http.StatusBadRequest, fmt.Errorf("body partitionKey does not match the request's %q", pk)
 	}
 	if !replace && c.lookupIn(parts, pk, docID) != nil {
@@ -292,7 +314,7 @@ func (c *Container) stage(parts map[string]map[string]*entry, pk, id string, bod
 	lsn := c.lsn + 1
 	e := &entry{id: docID, partitionKey: pk, ts: now.Unix(), lsn: lsn}
 	e.etag = fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", len(c.name), lsn)
-	if raw, ok := doc["ttl"]; ok {
+	if raw, ok := value("ttl"); ok {
 		var ttl int64
 		if err := json.Unmarshal(raw, &ttl); err != nil {
 			return e, http.StatusBadRequest, fmt.Errorf("ttl is not an integer")
@@ -301,15 +323,16 @@ func (c *Container) stage(parts map[string]map[string]*entry, pk, id string, bod
 			e.expiresAt = e.ts + ttl
 		}
 	}
-	// Cosmos assigns the system properties itself; _lsn, copied from a change-feed item
-	// into a body written back, is not stored either.
-	delete(doc, "_lsn")
-	doc["_etag"], _ = json.Marshal(e.etag)
-	doc["_ts"] = json.RawMessage(strconv.FormatInt(e.ts, 10))
-	doc["_rid"], _ = json.Marshal(fmt.Sprintf("mem%d", lsn))
-	doc["_self"], _ = json.Marshal(fmt.Sprintf("dbs/memory/colls/%s/docs/%s/", c.name, docID))
-	doc["_attachments"] = json.RawMessage(`"attachments/"`)
-	e.body, _ = json.Marshal(doc)
+	// Cosmos assigns the system properties itself, after the document's own.
+	for _, k := range systemProperties {
+		doc.remove(k)
+	}
+	doc.set("_rid", rawjson.AppendString(nil, fmt.Sprintf("mem%d", lsn)))
+	doc.set("_self", rawjson.AppendString(nil, fmt.Sprintf("dbs/memory/colls/%s/docs/%s/", c.name, docID)))
+	doc.set("_etag", rawjson.AppendString(nil, e.etag))
+	doc.set("_attachments", []byte(`"attachments/"`))
+	doc.set("_ts", strconv.AppendInt(nil, e.ts, 10))
+	e.body = doc.appendTo(make([]byte, 0, len(body)+160))
 	return e, 0, nil
 }
 

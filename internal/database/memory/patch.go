@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/rawjson"
 )
 
 // errPatch is why an operation of a patch cannot apply: a 400 from Cosmos.
@@ -22,10 +24,11 @@ func patchErrorf(format string, args ...any) error {
 }
 
 // applyPatch applies a validated patch to a stored document and returns the new body.
-// It decodes only the objects and arrays on each operation's path: every value off the
-// paths is carried over as the very bytes it was stored as.
+// It takes apart only the objects and arrays on each operation's path, by slicing the
+// stored bytes (valid, compact JSON: stage stored them): every value off the paths is
+// carried over as the very bytes it was stored as, and every member keeps its place.
 func applyPatch(body []byte, ops []database.PatchOperation) ([]byte, error) {
-	root := json.RawMessage(body)
+	root := body
 	for i, op := range ops {
 		segments := database.PointerNames(op.Path)
 		if strings.HasPrefix(segments[0], "_") {
@@ -33,6 +36,14 @@ func applyPatch(body []byte, ops []database.PatchOperation) ([]byte, error) {
 		}
 		if op.Path == "/id" || op.Path == "/partitionKey" {
 			return nil, patchErrorf("patch operation %d: %s is the id or the partition key and cannot be patched", i, op.Path)
+		}
+		if len(op.Value) > 0 {
+			// Stored documents are compact; so is what a patch puts in them.
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, op.Value); err != nil {
+				return nil, patchErrorf("patch operation %d (%s %s): the value is not JSON: %v", i, op.Kind, op.Path, err)
+			}
+			op.Value = compact.Bytes()
 		}
 		next, err := edit(root, segments, op)
 		if err != nil {
@@ -43,7 +54,7 @@ func applyPatch(body []byte, ops []database.PatchOperation) ([]byte, error) {
 	return root, nil
 }
 
-func firstByte(raw json.RawMessage) byte {
+func firstByte(raw []byte) byte {
 	trimmed := bytes.TrimLeft(raw, " \t\r\n")
 	if len(trimmed) == 0 {
 		return 0
@@ -51,33 +62,103 @@ func firstByte(raw json.RawMessage) byte {
 	return trimmed[0]
 }
 
+// members is a JSON object as its members in document order, each value the raw bytes
+// it was read as.
+type members struct {
+	keys   []string
+	values [][]byte
+}
+
+// parseMembers splits a JSON object. A key that appears twice keeps its first place and
+// its last value, as a decode into a map keeps it.
+func parseMembers(raw []byte) (members, error) {
+	keys, values, err := rawjson.Object(raw)
+	if err != nil {
+		return members{}, err
+	}
+	m := members{keys: make([]string, 0, len(keys)), values: make([][]byte, 0, len(keys))}
+	for i, k := range keys {
+		m.set(k, values[i])
+	}
+	return m, nil
+}
+
+// index is where key is, or -1.
+func (m *members) index(key string) int {
+	return slices.Index(m.keys, key)
+}
+
+// set replaces key's value in its place, or adds key at the end.
+func (m *members) set(key string, value []byte) {
+	if i := m.index(key); i >= 0 {
+		m.values[i] = value
+		return
+	}
+	m.keys = append(m.keys, key)
+	m.values = append(m.values, value)
+}
+
+// remove deletes key, reporting whether it was there.
+func (m *members) remove(key string) bool {
+	i := m.index(key)
+	if i < 0 {
+		return false
+	}
+	m.keys = slices.Delete(m.keys, i, i+1)
+	m.values = slices.Delete(m.values, i, i+1)
+	return true
+}
+
+func (m *members) appendTo(dst []byte) []byte {
+	dst = append(dst, '{')
+	for i, k := range m.keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(rawjson.AppendString(dst, k), ':')
+		dst = append(dst, m.values[i]...)
+	}
+	return append(dst, '}')
+}
+
+func appendArray(dst []byte, elems [][]byte) []byte {
+	dst = append(dst, '[')
+	for i, e := range elems {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, e...)
+	}
+	return append(dst, ']')
+}
+
 // edit applies op at segments below raw, which must be an object or an array, and
-// returns raw re-encoded.
-func edit(raw json.RawMessage, segments []string, op database.PatchOperation) (json.RawMessage, error) {
+// returns raw with the change made.
+func edit(raw []byte, segments []string, op database.PatchOperation) ([]byte, error) {
 	key := segments[0]
 	switch firstByte(raw) {
 	case '{':
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil {
+		obj, err := parseMembers(raw)
+		if err != nil {
 			return nil, err
 		}
 		if len(segments) > 1 {
-			child, ok := obj[key]
-			if !ok || !isContainer(child) {
+			i := obj.index(key)
+			if i < 0 || !isContainer(obj.values[i]) {
 				return nil, fmt.Errorf("%q does not exist or is not an object or array; a patch creates only the path's last segment", key)
 			}
-			updated, err := edit(child, segments[1:], op)
+			updated, err := edit(obj.values[i], segments[1:], op)
 			if err != nil {
 				return nil, err
 			}
-			obj[key] = updated
-		} else if err := editObject(obj, key, op); err != nil {
+			obj.values[i] = updated
+		} else if err := editObject(&obj, key, op); err != nil {
 			return nil, err
 		}
-		return json.Marshal(obj)
+		return obj.appendTo(make([]byte, 0, len(raw)+len(op.Value)+len(key)+4)), nil
 	case '[':
-		var arr []json.RawMessage
-		if err := json.Unmarshal(raw, &arr); err != nil {
+		arr, err := rawjson.Array(raw)
+		if err != nil {
 			return nil, err
 		}
 		if len(segments) > 1 {
@@ -93,24 +174,21 @@ func edit(raw json.RawMessage, segments []string, op database.PatchOperation) (j
 				return nil, err
 			}
 			arr[i] = updated
-		} else {
-			var err error
-			if arr, err = editArray(arr, key, op); err != nil {
-				return nil, err
-			}
+		} else if arr, err = editArray(arr, key, op); err != nil {
+			return nil, err
 		}
-		return json.Marshal(arr)
+		return appendArray(make([]byte, 0, len(raw)+len(op.Value)+1), arr), nil
 	}
 	return nil, fmt.Errorf("the parent of %q is not an object or array", key)
 }
 
-func isContainer(raw json.RawMessage) bool {
+func isContainer(raw []byte) bool {
 	b := firstByte(raw)
 	return b == '{' || b == '['
 }
 
 // index parses an array index; end allows the array's length (an append).
-func index(arr []json.RawMessage, key string, end bool) (int, error) {
+func index(arr [][]byte, key string, end bool) (int, error) {
 	i, err := strconv.Atoi(key)
 	if err != nil || i < 0 || strings.HasPrefix(key, "+") {
 		return 0, fmt.Errorf("%q is not an array index", key)
@@ -121,38 +199,37 @@ func index(arr []json.RawMessage, key string, end bool) (int, error) {
 	return i, nil
 }
 
-func editObject(obj map[string]json.RawMessage, key string, op database.PatchOperation) error {
-	cur, exists := obj[key]
+func editObject(obj *members, key string, op database.PatchOperation) error {
+	i := obj.index(key)
 	switch op.Kind {
 	case database.PatchSet, database.PatchAdd:
-		obj[key] = op.Value
+		obj.set(key, op.Value)
 	case database.PatchReplace:
-		if !exists {
+		if i < 0 {
 			return errors.New("replace needs an existing path")
 		}
-		obj[key] = op.Value
+		obj.values[i] = op.Value
 	case database.PatchRemove:
-		if !exists {
+		if !obj.remove(key) {
 			return errors.New("remove needs an existing path")
 		}
-		delete(obj, key)
 	case database.PatchIncrement:
-		if !exists {
-			obj[key] = op.Value
+		if i < 0 {
+			obj.set(key, op.Value)
 			return nil
 		}
-		sum, err := increment(cur, op.Value)
+		sum, err := increment(obj.values[i], op.Value)
 		if err != nil {
 			return err
 		}
-		obj[key] = sum
+		obj.values[i] = sum
 	default:
 		return fmt.Errorf("unknown operation %q", op.Kind)
 	}
 	return nil
 }
 
-func editArray(arr []json.RawMessage, key string, op database.PatchOperation) ([]json.RawMessage, error) {
+func editArray(arr [][]byte, key string, op database.PatchOperation) ([][]byte, error) {
 	if op.Kind == database.PatchAdd {
 		if key == "-" {
 			return append(arr, op.Value), nil
@@ -161,7 +238,7 @@ func editArray(arr []json.RawMessage, key string, op database.PatchOperation) ([
 		if err != nil {
 			return nil, err
 		}
-		return append(arr[:i], append([]json.RawMessage{op.Value}, arr[i:]...)...), nil
+		return slices.Insert(arr, i, []byte(op.Value)), nil
 	}
 	i, err := index(arr, key, false)
 	if err != nil {
@@ -171,7 +248,7 @@ func editArray(arr []json.RawMessage, key string, op database.PatchOperation) ([
 	case database.PatchSet, database.PatchReplace:
 		arr[i] = op.Value
 	case database.PatchRemove:
-		arr = append(arr[:i], arr[i+1:]...)
+		arr = slices.Delete(arr, i, i+1)
 	case database.PatchIncrement:
 		sum, err := increment(arr[i], op.Value)
 		if err != nil {
@@ -186,7 +263,7 @@ func editArray(arr []json.RawMessage, key string, op database.PatchOperation) ([
 
 // increment adds the integer by to the number cur: exactly while both are integers
 // that fit an int64, in floating point otherwise, as Cosmos does.
-func increment(cur, by json.RawMessage) (json.RawMessage, error) {
+func increment(cur, by []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(cur))
 	dec.UseNumber()
 	var v any

@@ -113,20 +113,23 @@ func (s *Server) createCluster(w http.ResponseWriter, body []byte) error {
 	}
 	s.clusters[id] = out
 	s.clusterOrder = append(s.clusterOrder, id)
+	if az := azureIdentityOf(out.Azure()); s.byAzure[az] == "" {
+		s.byAzure[az] = id
+	}
 	s.logger.Info("cluster created", "id", id, "shard", out.ProvisionShardID())
 	return writeObject(w, http.StatusCreated, arohcp.MarshalCluster, out)
 }
 
+// azureIdentity is what makes a cluster unique in CS: its Azure subscription, resource
+// group and name, compared exactly.
+type azureIdentity struct{ subscription, resourceGroup, name string }
+
+func azureIdentityOf(az *arohcp.Azure) azureIdentity {
+	return azureIdentity{az.SubscriptionID(), az.ResourceGroupName(), az.ResourceName()}
+}
+
 func (s *Server) findClusterByAzureLocked(az *arohcp.Azure) string {
-	for _, id := range s.clusterOrder {
-		other := s.clusters[id].Azure()
-		if other.SubscriptionID() == az.SubscriptionID() &&
-			other.ResourceGroupName() == az.ResourceGroupName() &&
-			other.ResourceName() == az.ResourceName() {
-			return id
-		}
-	}
-	return ""
+	return s.byAzure[azureIdentityOf(az)]
 }
 
 // pickActiveShardLocked chooses the next active shard in creation order, round-robin, or

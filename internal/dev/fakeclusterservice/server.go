@@ -25,8 +25,11 @@ type Server struct {
 	mu           sync.Mutex
 	clusters     map[string]*arohcp.Cluster
 	clusterOrder []string
-	shards       map[string]*arohcp.ProvisionShard
-	shardOrder   []string
+	// byAzure is the first cluster created with each Azure identity: a create searches
+	// it, and a scan of every cluster made a burst of creates cost its size squared.
+	byAzure    map[azureIdentity]string
+	shards     map[string]*arohcp.ProvisionShard
+	shardOrder []string
 	// nextShard is the round-robin cursor over active shards for unpinned creates.
 	nextShard int
 	// misplace holds the Azure resource names whose next create ignores its pin.
@@ -94,6 +97,7 @@ func (s *Server) Reset() {
 func (s *Server) resetLocked() {
 	s.clusters = map[string]*arohcp.Cluster{}
 	s.clusterOrder = nil
+	s.byAzure = map[azureIdentity]string{}
 	s.shards = map[string]*arohcp.ProvisionShard{}
 	s.shardOrder = nil
 	s.nextShard = 0

@@ -77,6 +77,8 @@ func New(cfg Config) *Simulator {
 // HostedCluster, which CS does not expose.
 type kind struct {
 	singleReplica, swift bool
+	// etag is the version of the cluster document the kind was read from.
+	etag string
 }
 
 // unknownKind is the HCP of a cluster without a readable document: SWIFT HA, the dearer
@@ -243,6 +245,13 @@ func (s *Simulator) loadKinds(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("listing clusters: %w", err)
 		}
+		// Only a cluster document not read before, or changed since, is decoded: a report
+		// during a burst costs what changed, not the whole region.
+		if _, rid, _ := api.Identify(item.Body); rid != "" {
+			if k, known := s.kinds[strings.ToLower(rid)]; known && k.etag == item.ETag {
+				continue
+			}
+		}
 		// A document no decoder accepts says nothing about the others: skipping it keeps
 		// every MC reporting (its HCP, if CS has one, counts as unknownKind).
 		c, err := database.DecodeItem[api.ClusterProperties](item)
@@ -257,7 +266,7 @@ func (s *Simulator) loadKinds(ctx context.Context) error {
 		}
 		// The fields placement reads the kind from, read as placement reads them.
 		pc := placement.ClusterOf(rid.String(), c)
-		s.kinds[rid.Key()] = kind{singleReplica: pc.SingleReplica, swift: pc.Swift}
+		s.kinds[rid.Key()] = kind{singleReplica: pc.SingleReplica, swift: pc.Swift, etag: item.ETag}
 	}
 	return nil
 }

@@ -121,9 +121,12 @@ func (s *Simulator) Run(ctx context.Context) error {
 		opts.Logger = s.cfg.Logger
 	}
 	opts.Registerer = reg
-	// The simulator stands for an ARO-HCP writer, which replaces whole documents: its
-	// cache keeps every field, or the replace would drop the ones hcpsched does not know.
-	opts.Documents = informers.FullDocuments
+	// The simulator stands for an ARO-HCP writer, which replaces whole documents. Its
+	// caches keep the declared fields only, which is enough to decide; the document it
+	// replaces is read whole at the moment it writes (see write). Caching every field of
+	// every cluster and SPC decoded each of their changes whole, which cost the region
+	// more CPU than any controller of hcpsched.
+	opts.Documents = informers.LeanDocuments
 	f, err := informers.NewFactory(s.cfg.Store, opts)
 	if err != nil {
 		return fmt.Errorf("versionsim: %w", err)
@@ -206,22 +209,37 @@ func (s *Simulator) reconcile(ctx context.Context, key string) (controller.Resul
 	if wait := s.latencyLeft(key); wait > 0 {
 		return controller.Result{RequeueAfter: wait}, nil
 	}
-	if err := s.write(ctx, logger, spc.DeepCopy(), version); err != nil {
+	if err := s.write(ctx, logger, spc, version); err != nil {
 		return controller.Result{}, err
 	}
 	s.forget(key)
 	return controller.Result{}, nil
 }
 
-// write sets the desired version on doc and replaces it under If-Match on its etag.
-// After a 412 it reads the SPC again and, if it still has no version, tries again: the
-// other writer's change is kept because the retry starts from what it wrote.
-func (s *Simulator) write(ctx context.Context, logger *slog.Logger, doc *api.ServiceProviderCluster, version string) error {
+// write reads the SPC whole, sets the desired version on it and replaces it under
+// If-Match on its etag. After a 412 it reads the SPC again and, if it still has no
+// version, tries again: the other writer's change is kept because the retry starts from
+// what it wrote. cached is the lean cached copy the decision was made on.
+func (s *Simulator) write(ctx context.Context, logger *slog.Logger, cached *api.ServiceProviderCluster, version string) error {
 	resources := s.cfg.Store.Container(api.ResourcesContainer)
-	pk, id := doc.PartitionKey, doc.ResourceID
+	pk, id := cached.PartitionKey, cached.ResourceID
 	for attempt := 1; ; attempt++ {
+		doc, err := database.Get[api.ServiceProviderClusterProperties](ctx, resources, pk, id)
+		if errors.Is(err, database.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s to write its desired version: %w", id, err)
+		}
+		if doc.IsDeleted() {
+			return nil
+		}
+		if v := doc.Properties.DesiredControlPlaneVersion(); v != "" {
+			logger.Info("another writer set the desired control plane version first", "desiredVersion", v)
+			return nil
+		}
 		SetDesiredVersion(doc, version)
-		_, err := database.Replace(ctx, resources, doc)
+		_, err = database.Replace(ctx, resources, doc)
 		if err == nil {
 			logger.Info("desired control plane version written", "desiredVersion", version, "attempts", attempt)
 			return nil
@@ -233,20 +251,6 @@ func (s *Simulator) write(ctx context.Context, logger *slog.Logger, doc *api.Ser
 			return fmt.Errorf("writing the desired version of %s: still changing under the write after %d attempts: %w", id, attempt, err)
 		}
 		logger.Debug("the SPC changed under the write; reading it again", "attempt", attempt)
-		doc, err = database.Get[api.ServiceProviderClusterProperties](ctx, resources, pk, id)
-		if errors.Is(err, database.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s again after a conflict: %w", id, err)
-		}
-		if doc.IsDeleted() {
-			return nil
-		}
-		if v := doc.Properties.DesiredControlPlaneVersion(); v != "" {
-			logger.Info("another writer set the desired control plane version first", "desiredVersion", v)
-			return nil
-		}
 	}
 }
 
