@@ -425,7 +425,6 @@ func isLevelOrPointer(t reflect.Type) bool {
 	return isLevel(t) || (t.Kind() == reflect.Pointer && isLevel(t.Elem()))
 }
 
-
 func isEmptyValue(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
