@@ -184,23 +184,23 @@ func (s *Snapshot) refresh(key string) {
 	s.refreshLocked(key)
 }
 
-func (s *Snapshot) refreshLocked(key string) {
+func (s *Snapshot) refreshLocked(key string) { s.refreshWith(key, "") }
+
+// refreshWith parses the MC key again. A cluster it listed before keeps the kind it was
+// parsed with, unless it is changed (a cluster key, or ""): clusterChanged parses an MC
+// again precisely when a listed cluster's kind changed, so every other one is as it was,
+// and a scheduling document's every event (its reservations, the fleet's mirror of each
+// report) need not look up every cluster it lists again.
+func (s *Snapshot) refreshWith(key, changed string) {
 	old := s.entries[key]
 	var oldMC *placement.MC
 	if old != nil {
 		oldMC = old.mc
-		for id := range old.listed {
-			if set := s.listedBy[id]; set != nil {
-				delete(set, key)
-				if len(set) == 0 {
-					delete(s.listedBy, id)
-				}
-			}
-		}
 	}
 	mc, err := s.mcs.Get(key)
 	if err != nil {
 		// Gone from the cache (or never there): nothing to place on.
+		s.unlist(key, old, nil)
 		if old != nil {
 			delete(s.entries, key)
 			if i, found := slices.BinarySearch(s.keys, key); found {
@@ -220,10 +220,17 @@ func (s *Snapshot) refreshLocked(key string) {
 	}
 	e := &entry{listed: map[string]listedCluster{}}
 	e.mc = s.model.NewMC(mc, sched, func(id string) (placement.Cluster, bool) {
+		k := informers.KeyOf(id)
+		if was, ok := old.listedCluster(k); ok && k != changed {
+			was.cluster.ResourceID = id
+			e.listed[k] = was
+			return was.cluster, was.known
+		}
 		c, known := s.Lookup(id)
-		e.listed[informers.KeyOf(id)] = listedCluster{cluster: c, known: known}
+		e.listed[k] = listedCluster{cluster: c, known: known}
 		return c, known
 	})
+	s.unlist(key, old, e.listed)
 	for id := range e.listed {
 		if s.listedBy[id] == nil {
 			s.listedBy[id] = map[string]bool{}
@@ -239,6 +246,33 @@ func (s *Snapshot) refreshLocked(key string) {
 	}
 	s.changed = true
 	s.tell(oldMC, e.mc)
+}
+
+// unlist forgets that the MC key lists the clusters old listed, but those in keep.
+func (s *Snapshot) unlist(key string, old *entry, keep map[string]listedCluster) {
+	if old == nil {
+		return
+	}
+	for id := range old.listed {
+		if _, still := keep[id]; still {
+			continue
+		}
+		if set := s.listedBy[id]; set != nil {
+			delete(set, key)
+			if len(set) == 0 {
+				delete(s.listedBy, id)
+			}
+		}
+	}
+}
+
+// listedCluster is what e was parsed with for the cluster key k; e may be nil.
+func (e *entry) listedCluster(k string) (listedCluster, bool) {
+	if e == nil {
+		return listedCluster{}, false
+	}
+	lc, ok := e.listed[k]
+	return lc, ok
 }
 
 func (s *Snapshot) tell(old, updated *placement.MC) {
@@ -270,7 +304,7 @@ func (s *Snapshot) clusterChanged(key string) {
 	for mcKey := range mcs {
 		was := s.entries[mcKey].listed[key]
 		if was.known != known || (known && kindChanged(was.cluster, now)) {
-			s.refreshLocked(mcKey)
+			s.refreshWith(mcKey, key)
 		}
 	}
 }

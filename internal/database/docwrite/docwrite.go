@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"slices"
 	"strings"
@@ -361,14 +362,43 @@ func firstDifference(path string, a, b *node, owned Fields) (string, error) {
 	if err := errors.Join(a.parse(), b.parse()); err != nil {
 		return "", err
 	}
-	keys := slices.Concat(a.keys, b.keys)
-	slices.Sort(keys)
-	for _, k := range slices.Compact(keys) {
-		if d, err := firstDifference(join(path, k), a.obj[k], b.obj[k], owned); d != "" || err != nil {
+	for k := range unionOfSorted(a.keys, b.keys) {
+		ca, cb := a.obj[k], b.obj[k]
+		if ca != nil && cb != nil && bytes.Equal(ca.raw, cb.raw) {
+			// The same bytes differ nowhere beneath, owned or not: skip building the
+			// member's path, which every unchanged member of the levels on a change's
+			// way down would otherwise cost.
+			continue
+		}
+		if d, err := firstDifference(join(path, k), ca, cb, owned); d != "" || err != nil {
 			return d, err
 		}
 	}
 	return "", nil
+}
+
+// unionOfSorted yields the strings of two sorted slices in order, each once.
+func unionOfSorted(a, b []string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		i, j := 0, 0
+		for i < len(a) || j < len(b) {
+			var next string
+			switch {
+			case j == len(b) || (i < len(a) && a[i] < b[j]):
+				next = a[i]
+				i++
+			case i == len(a) || b[j] < a[i]:
+				next = b[j]
+				j++
+			default:
+				next = a[i]
+				i, j = i+1, j+1
+			}
+			if !yield(next) {
+				return
+			}
+		}
+	}
 }
 
 // valuesOf decodes two values for a comparison by meaning (numbers by their decimal

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -514,4 +515,20 @@ func equalIgnoringNulls(a, b any) bool {
 		}
 	}
 	return true
+}
+
+func TestUnionOfSorted(t *testing.T) {
+	tests := []struct {
+		a, b, want []string
+	}{
+		{},
+		{a: []string{"a", "c"}, want: []string{"a", "c"}},
+		{b: []string{"b"}, want: []string{"b"}},
+		{a: []string{"a", "c", "e"}, b: []string{"b", "c", "f"}, want: []string{"a", "b", "c", "e", "f"}},
+		{a: []string{"x"}, b: []string{"x"}, want: []string{"x"}},
+		{a: []string{"b", "d"}, b: []string{"a"}, want: []string{"a", "b", "d"}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, slices.Collect(unionOfSorted(tt.a, tt.b)), "%v ∪ %v", tt.a, tt.b)
+	}
 }

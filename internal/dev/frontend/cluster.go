@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -20,13 +21,17 @@ import (
 type template struct {
 	fixture                                         string
 	subscription, group, name, managedResourceGroup string
+
+	once     sync.Once
+	stripped string
+	err      error
 }
 
 var (
 	// nonSwift is the document ARO-HCP's frontend writes on a PUT without a
 	// vnet-integration subnet, which API 2024-06-10-preview leaves optional: accepted,
 	// no Cluster Service ID yet.
-	nonSwift = template{
+	nonSwift = &template{
 		fixture:      "constructed/hcpcluster-accepted-fresh-no-clusterserviceid.json",
 		subscription: "4fa75980-6637-4157-9726-84d878a62e83", group: "shrillEffectiveness",
 		name: "lavishUnhappiness", managedResourceGroup: "uprightPairing",
@@ -35,12 +40,28 @@ var (
 	// customerProperties.platform.vnetIntegrationSubnetId, which the 2025-12-23-preview
 	// API requires and the frontend stores as given: a subnet of the cluster subnet's
 	// VNet, in the cluster's subscription (see the fixtures' README).
-	swift = template{
+	swift = &template{
 		fixture:      "constructed/hcpcluster-accepted-fresh-swift-vnetintegrationsubnet.json",
 		subscription: "4fa75980-6637-4157-9726-84d878a62e83", group: "shrillEffectiveness",
 		name: "brightCorridor", managedResourceGroup: "steadyHarbor",
 	}
 )
+
+// body is the fixture without the Cosmos system properties, which are the store's to
+// assign. A burst creates thousands of clusters from two fixtures: each is read once.
+func (t *template) body() (string, error) {
+	t.once.Do(func() {
+		var raw map[string]any
+		if t.err = json.Unmarshal(arohcp.Get(t.fixture), &raw); t.err != nil {
+			t.err = fmt.Errorf("cluster fixture %s: %w", t.fixture, t.err)
+			return
+		}
+		arohcp.WithoutSystemProperties(raw)
+		b, err := json.Marshal(raw)
+		t.stripped, t.err = string(b), err
+	})
+	return t.stripped, t.err
+}
 
 // IdentityURL is the managed-identity data plane URL the frontend stores from the create
 // PUT's X-Ms-Identity-Url header (ARM sends one per cluster; the local one is the same
@@ -88,25 +109,17 @@ func ClusterOfKindAt(rid *api.ResourceID, managedResourceGroup string, k Kind, n
 	if k.Swift {
 		t = swift
 	}
-	body := string(arohcp.Get(t.fixture))
+	body, err := t.body()
+	if err != nil {
+		return nil, err
+	}
 	body = strings.NewReplacer(
 		// The partition key and cosmosMetadata.partitionKey are the lowercased
 		// subscription; the fixture's is lowercase already, so it is replaced first.
 		`"`+t.subscription+`"`, `"`+pk+`"`,
 		t.subscription, rid.SubscriptionID, t.group, rid.ResourceGroup, t.name, rid.Name(), t.managedResourceGroup, managedResourceGroup,
 	).Replace(body)
-
-	var raw map[string]any
-	if err := json.Unmarshal([]byte(body), &raw); err != nil {
-		return nil, fmt.Errorf("cluster fixture: %w", err)
-	}
-	// Cosmos system properties are the store's to assign.
-	arohcp.WithoutSystemProperties(raw)
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := api.Decode[api.ClusterProperties](b)
+	doc, err := api.Decode[api.ClusterProperties]([]byte(body))
 	if err != nil {
 		return nil, fmt.Errorf("cluster fixture: %w", err)
 	}
