@@ -33,7 +33,8 @@ func (k kubeApplier) readCapacityReport(ctx context.Context, mc *api.ManagementC
 		return nil, err
 	}
 	id := api.CapacityReadDesireResourceID(mcID)
-	rd, err := database.Get[api.ReadDesireProperties](ctx, c, api.KubeApplierPartitionKey(mcID), id.String())
+	// Read every pass of every MC, and never written back: decoded lean.
+	rd, err := database.GetLean[api.ReadDesireProperties](ctx, c, api.KubeApplierPartitionKey(mcID), id.String())
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from container %s: %w", id, c.Name(), err)
 	}

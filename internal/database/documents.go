@@ -22,6 +22,17 @@ func Get[P any](ctx context.Context, c Container, partitionKey, resourceID strin
 	return DecodeItem[P](item)
 }
 
+// GetLean point-reads a typed document keeping its declared fields only (api.DecodeLean),
+// for a reader that never writes the document back whole: a fraction of the decode's
+// cost and garbage.
+func GetLean[P any](ctx context.Context, c Container, partitionKey, resourceID string) (*api.Document[P], error) {
+	item, err := c.Get(ctx, partitionKey, api.CosmosID(resourceID))
+	if err != nil {
+		return nil, err
+	}
+	return api.DecodeLean[P](item.Body)
+}
+
 // Create stores a new typed document (instanceVersion 1) and returns what was stored.
 func Create[P any](ctx context.Context, c Container, doc *api.Document[P]) (*api.Document[P], error) {
 	doc.PrepareCreate()

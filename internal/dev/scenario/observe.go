@@ -57,7 +57,8 @@ func (o *observer) createdAt() map[string]time.Time {
 // progress is how far the run's clusters got.
 type progress struct {
 	created, placed, observed, reservations int
-	// placedAt is each placed cluster's spec.managementClusterPlacementTime.
+	// placedAt is each placed cluster's spec.managementClusterPlacementTime, only in
+	// what progressOf(true) returns.
 	placedAt map[string]time.Time
 }
 
@@ -72,10 +73,17 @@ func (p progress) String() string {
 // progress runs ten times a second for the whole run, on the same CPU as the region it
 // measures (all of it, on the memory store), so it reads the caches' stores as they are
 // and derives each SPC's cluster by cutting its ID rather than parsing it.
-func (o *observer) progress() progress {
+func (o *observer) progress() progress { return o.progressOf(false) }
+
+// progressOf is progress, with each placed cluster's placement time when times is set:
+// the runner looks at the counts ten times a second and at the times once.
+func (o *observer) progressOf(times bool) progress {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	p := progress{created: len(o.created), placedAt: map[string]time.Time{}}
+	p := progress{created: len(o.created)}
+	if times {
+		p.placedAt = map[string]time.Time{}
+	}
 	for _, obj := range o.spcs.GetStore().List() {
 		spc, ok := informers.DocumentOf[api.ServiceProviderClusterProperties](obj)
 		if !ok {
@@ -86,7 +94,9 @@ func (o *observer) progress() progress {
 			continue
 		}
 		p.placed++
-		p.placedAt[cluster] = spc.Properties.Spec.ManagementClusterPlacementTime
+		if times {
+			p.placedAt[cluster] = spc.Properties.Spec.ManagementClusterPlacementTime
+		}
 		if spc.Properties.ObservedManagementCluster() != "" {
 			p.observed++
 		}

@@ -349,6 +349,7 @@ func (s *session) waitUntil(ctx context.Context, what string, done func(progress
 	for {
 		p := s.obs.progress()
 		if done(p) {
+			p = s.obs.progressOf(true)
 			s.progressf("[%6.1fs] %s: %s", time.Since(s.began).Seconds(), what, p)
 			return p, nil
 		}
