@@ -254,7 +254,7 @@ func (s *Simulator) loadKinds(ctx context.Context) error {
 		}
 		// A document no decoder accepts says nothing about the others: skipping it keeps
 		// every MC reporting (its HCP, if CS has one, counts as unknownKind).
-		c, err := database.DecodeItem[api.ClusterProperties](item)
+		c, err := api.DecodeLean[api.ClusterProperties](item.Body)
 		if err != nil {
 			s.skip("cluster", item, err)
 			continue
