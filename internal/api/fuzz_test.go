@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +68,13 @@ func FuzzParseResourceID(f *testing.F) {
 			if assert.NoError(t, perr, "parents of valid IDs are valid") {
 				assert.Equal(t, parsed, p, "a parent is what parsing its ID gives")
 			}
+			a, ok := r.Ancestor(strings.ToUpper(p.ResourceType()))
+			if assert.True(t, ok, "every level is an ancestor of its type") {
+				assert.Equal(t, p, a, "the ancestor of a level's type is that level")
+			}
 		}
+		_, ok := r.Ancestor(r.ResourceType() + "/more")
+		assert.False(t, ok, "no level has a longer type")
 		if r.Namespace != api.SubscriptionNamespace {
 			// Child builds without parsing; it must agree with parsing.
 			assert.Equal(t, api.MustParseResourceID(s+"/Children/c"), r.Child("Children", "c"))

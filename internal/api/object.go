@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hcpsched/hcpsched/internal/rawjson"
@@ -134,6 +135,8 @@ type structInfo struct {
 	objectIndex int
 	fields      []structField
 	byName      map[string]int
+	// sizeHint is a little more than the longest encoding of the type so far.
+	sizeHint atomic.Int64
 }
 
 var structInfos sync.Map // reflect.Type -> *structInfo
@@ -279,7 +282,15 @@ func describeValue(b byte) string {
 // whose value is semantically unchanged keeps its original bytes; one that is now empty and
 // marked omitempty/omitzero disappears, as encoding/json would omit it.
 func encodeObject(ptr any) ([]byte, error) {
-	return appendObject(make([]byte, 0, 512), reflect.ValueOf(ptr).Elem())
+	v := reflect.ValueOf(ptr).Elem()
+	info := infoFor(v.Type())
+	// The buffer starts at the size this type last encoded to: grown by doubling from a
+	// guess, a document's buffers came to about three times its size.
+	out, err := appendObject(make([]byte, 0, max(info.sizeHint.Load(), 64)), v)
+	if n := int64(len(out)); err == nil && n > info.sizeHint.Load() {
+		info.sizeHint.Store(n + n/8)
+	}
+	return out, err
 }
 
 // appendObject is encodeObject appending to dst. A whole document is written into one

@@ -126,26 +126,58 @@ func (r *ResourceID) ResourceType() string {
 // Parent drops the last type/name pair; the top-level provider resource has no parent
 // that hcpsched stores, so it returns nil.
 func (r *ResourceID) Parent() *ResourceID {
-	n := len(r.Types)
-	if n < 2 {
+	if len(r.Types) < 2 {
 		return nil
 	}
-	p := *r
-	p.raw = r.raw[:len(r.raw)-len(r.Types[n-1])-len(r.Names[n-1])-2]
-	p.Types = r.Types[: n-1 : n-1]
-	p.Names = r.Names[: n-1 : n-1]
-	return &p
+	return r.ancestorAt(len(r.Types) - 1)
 }
 
 // Ancestor walks up to the first ID, itself included, whose type matches resourceType
-// case-insensitively. Controllers use it to turn a child's event into their own key.
+// case-insensitively. Controllers use it to turn a child's event into their own key, on
+// every event: the levels are compared in place, and only the one returned is built.
 func (r *ResourceID) Ancestor(resourceType string) (*ResourceID, bool) {
-	for cur := r; cur != nil; cur = cur.Parent() {
-		if strings.EqualFold(cur.ResourceType(), resourceType) {
-			return cur, true
+	for n := len(r.Types); n >= 1; n-- {
+		if !r.typeIs(n, resourceType) {
+			continue
 		}
+		if n == len(r.Types) {
+			return r, true
+		}
+		return r.ancestorAt(n), true
 	}
 	return nil, false
+}
+
+// typeIs reports whether the ID of the first n type/name pairs has resourceType (the
+// namespace, then the n types).
+func (r *ResourceID) typeIs(n int, resourceType string) bool {
+	seg, rest, more := strings.Cut(resourceType, "/")
+	if !strings.EqualFold(seg, r.Namespace) {
+		return false
+	}
+	for _, t := range r.Types[:n] {
+		if !more {
+			return false
+		}
+		seg, rest, more = strings.Cut(rest, "/")
+		if !strings.EqualFold(seg, t) {
+			return false
+		}
+	}
+	return !more
+}
+
+// ancestorAt is the ID of the first n type/name pairs, 1 <= n < len(r.Types).
+func (r *ResourceID) ancestorAt(n int) *ResourceID {
+	a := *r
+	cut := 0
+	for i := n; i < len(r.Types); i++ {
+		cut += len(r.Types[i]) + len(r.Names[i]) + 2
+	}
+	a.raw = r.raw[:len(r.raw)-cut]
+	a.Types = r.Types[:n:n]
+	a.Names = r.Names[:n:n]
+	return &a
 }
 
 // Child appends a type/name pair. It builds the child from r without parsing again:

@@ -112,6 +112,11 @@ func byteSet(chars string) (set [256]bool) {
 // that appears twice appears twice.
 func Object(data []byte) (keys []string, values [][]byte, err error) {
 	err = walkObject(data, func(key string, value []byte) bool {
+		if keys == nil {
+			// Room for the members of most objects of a document, so that the slices
+			// are not grown member by member.
+			keys, values = make([]string, 0, 8), make([][]byte, 0, 8)
+		}
 		keys, values = append(keys, key), append(values, value)
 		return true
 	})
