@@ -98,7 +98,14 @@ const (
 	leafInt
 	leafUint
 	leafBool
+	// leafStrings is a []string (lists of resource IDs: reservations, ready HCPs).
+	leafStrings
+	// leafTime is a time.Time, written by its own MarshalJSON without encoding/json's
+	// reflection and second pass over the marshaler's output.
+	leafTime
 )
+
+var stringsType = reflect.TypeFor[[]string]()
 
 var (
 	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
@@ -108,6 +115,12 @@ var (
 func leafKindOf(t reflect.Type, opts string) leafKind {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	switch t {
+	case timeType:
+		return leafTime
+	case stringsType:
+		return leafStrings
 	}
 	if t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) ||
 		reflect.PointerTo(t).Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
@@ -389,6 +402,24 @@ func appendField(dst []byte, f structField, fv reflect.Value) ([]byte, error) {
 			return strconv.AppendUint(dst, fv.Uint(), 10), nil
 		case leafBool:
 			return strconv.AppendBool(dst, fv.Bool()), nil
+		case leafTime:
+			b, err := fv.Interface().(time.Time).MarshalJSON()
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", f.name, err)
+			}
+			return append(dst, b...), nil
+		case leafStrings:
+			if fv.IsNil() {
+				return append(dst, "null"...), nil
+			}
+			dst = append(dst, '[')
+			for i, s := range fv.Interface().([]string) {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = rawjson.AppendString(dst, s)
+			}
+			return append(dst, ']'), nil
 		}
 	}
 	b, err := json.Marshal(fv.Interface())
