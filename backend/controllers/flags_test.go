@@ -27,19 +27,14 @@ func TestReconcileTimeoutFlag(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defs := Definitions()
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			cfg := AddFlags(fs, defs)
-			require.NoError(t, fs.Parse(tt.args))
-			err := cfg.Validate(defs)
+			cfg, _, err := parseControllerFlags(t, tt.args)
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Equal(t, tt.wantErr, err.Error(), "reported once, not once per controller")
 				return
 			}
 			require.NoError(t, err)
-			for _, def := range defs {
+			for _, def := range Definitions() {
 				assert.Equal(t, tt.want, cfg[def.Name].ReconcileTimeout, def.Name)
 			}
 		})
@@ -89,18 +84,13 @@ func TestEventDelayFlag(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defs := Definitions()
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			cfg := AddFlags(fs, defs)
-			require.NoError(t, fs.Parse(tt.args))
-			err := cfg.Validate(defs)
+			cfg, fs, err := parseControllerFlags(t, tt.args)
 			if tt.wantErr != "" {
 				require.EqualError(t, err, tt.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			for _, def := range defs {
+			for _, def := range Definitions() {
 				want := time.Duration(0)
 				if def.Name == PendingCleanupName {
 					want = tt.want
@@ -111,4 +101,15 @@ func TestEventDelayFlag(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parseControllerFlags parses args with every definition's flags and validates them.
+func parseControllerFlags(t *testing.T, args []string) (Config, *flag.FlagSet, error) {
+	t.Helper()
+	defs := Definitions()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg := AddFlags(fs, defs)
+	require.NoError(t, fs.Parse(args))
+	return cfg, fs, cfg.Validate(defs)
 }
