@@ -11,11 +11,11 @@ import (
 // DefaultGCPercent is the garbage collector's target a binary runs with when GOGC is not
 // set: the heap may grow to three times what the last collection found live, where Go's
 // default is twice. A backend's live heap is its caches, a few tens of MB in a region's
-// first months, while a burst of placements allocates about 1 MB per cluster in request
-// and response bodies; at GOGC 100 it collected several times a second and the
-// collector took a quarter of its CPU (docs/benchmarks.md). The soft memory limit below
-// keeps the larger target from outgrowing the container: near the limit the runtime
-// collects as often as it must.
+// first months, while a burst of placements allocates about 0.7 MB per cluster, most of
+// it request and response bodies; at GOGC 100 the collector and allocation took about a
+// quarter of its CPU, and 200 saved a tenth or so of the whole (docs/benchmarks.md). The
+// soft memory limit below keeps the larger target from outgrowing the container: near
+// the limit the runtime collects as often as it must.
 const DefaultGCPercent = 200
 
 // memoryLimitPercent is the share of the container's memory limit the Go runtime's soft
