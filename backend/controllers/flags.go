@@ -26,8 +26,9 @@ func (c Config) Settings() map[string]controller.Settings {
 
 // AddFlags registers, for every definition, --<prefix>-workers and
 // --<prefix>-resync-period, plus --<prefix>-requeue-after for a controller that has an
-// expected wait and --<prefix>-event-delay for one that gathers events, defaulting to the definition's defaults. One --reconcile-timeout sets
-// the deadline of every controller's reconciles.
+// expected wait and --<prefix>-event-delay for one that gathers events, defaulting to
+// the definition's defaults. One --reconcile-timeout sets the deadline of every
+// controller's reconciles.
 func AddFlags(fs *flag.FlagSet, defs []controller.Definition[Env]) Config {
 	cfg := Config{}
 	fs.Var(&reconcileTimeout{value: controller.DefaultReconcileTimeout, cfg: cfg}, "reconcile-timeout",

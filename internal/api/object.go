@@ -105,9 +105,8 @@ const (
 	leafTime
 )
 
-var stringsType = reflect.TypeFor[[]string]()
-
 var (
+	stringsType       = reflect.TypeFor[[]string]()
 	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 )
@@ -333,7 +332,7 @@ func appendObject(dst []byte, v reflect.Value) ([]byte, error) {
 		}
 		f := info.fields[i]
 		fv := v.Field(f.index)
-		present := !(f.omitEmpty && isEmptyValue(fv)) && !(f.omitZero && fv.IsZero())
+		present := !f.omitted(fv)
 		original := raw[k]
 		switch {
 		case f.preserving && original == nil && present:
@@ -366,7 +365,7 @@ func appendObject(dst []byte, v reflect.Value) ([]byte, error) {
 			continue
 		}
 		fv := v.Field(f.index)
-		if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && fv.IsZero()) {
+		if f.omitted(fv) {
 			continue
 		}
 		if dst, err = appendField(key(dst, f.name), f, fv); err != nil {
@@ -374,6 +373,12 @@ func appendObject(dst []byte, v reflect.Value) ([]byte, error) {
 		}
 	}
 	return append(dst, '}'), nil
+}
+
+// omitted reports whether the field's value is left out, as encoding/json leaves out an
+// empty omitempty or a zero omitzero field.
+func (f structField) omitted(fv reflect.Value) bool {
+	return (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && fv.IsZero())
 }
 
 // appendField appends the value of one declared field.

@@ -137,13 +137,9 @@ func (r *ResourceID) Parent() *ResourceID {
 // every event: the levels are compared in place, and only the one returned is built.
 func (r *ResourceID) Ancestor(resourceType string) (*ResourceID, bool) {
 	for n := len(r.Types); n >= 1; n-- {
-		if !r.typeIs(n, resourceType) {
-			continue
+		if r.typeIs(n, resourceType) {
+			return r.ancestorAt(n), true
 		}
-		if n == len(r.Types) {
-			return r, true
-		}
-		return r.ancestorAt(n), true
 	}
 	return nil, false
 }
@@ -167,8 +163,12 @@ func (r *ResourceID) typeIs(n int, resourceType string) bool {
 	return !more
 }
 
-// ancestorAt is the ID of the first n type/name pairs, 1 <= n < len(r.Types).
+// ancestorAt is the ID of the first n type/name pairs, 1 <= n <= len(r.Types): r
+// itself when n is all of them.
 func (r *ResourceID) ancestorAt(n int) *ResourceID {
+	if n == len(r.Types) {
+		return r
+	}
 	a := *r
 	cut := 0
 	for i := n; i < len(r.Types); i++ {

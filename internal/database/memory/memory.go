@@ -290,21 +290,15 @@ func (c *Container) stageValid(parts map[string]map[string]*entry, pk, id string
 	if err != nil {
 		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body is not a JSON object")
 	}
-	value := func(key string) ([]byte, bool) {
-		if i := doc.index(key); i >= 0 {
-			return doc.values[i], true
-		}
-		return nil, false
-	}
 	var docID string
-	if raw, _ := value("id"); json.Unmarshal(raw, &docID) != nil || docID == "" {
+	if raw, _ := doc.get("id"); json.Unmarshal(raw, &docID) != nil || docID == "" {
 		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body has no string id")
 	}
 	if replace && docID != id {
 		return &entry{id: id}, http.StatusBadRequest, fmt.Errorf("body id %q does not match %q", docID, id)
 	}
 	var docPK string
-	if raw, ok := value("partitionKey"); !ok || json.Unmarshal(raw, &docPK) != nil || docPK != pk {
+	if raw, ok := doc.get("partitionKey"); !ok || json.Unmarshal(raw, &docPK) != nil || docPK != pk {
 		return &entry{id: docID}, http.StatusBadRequest, fmt.Errorf("body partitionKey does not match the request's %q", pk)
 	}
 	if !replace && c.lookupIn(parts, pk, docID) != nil {
@@ -314,7 +308,7 @@ func (c *Container) stageValid(parts map[string]map[string]*entry, pk, id string
 	lsn := c.lsn + 1
 	e := &entry{id: docID, partitionKey: pk, ts: now.Unix(), lsn: lsn}
 	e.etag = fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", len(c.name), lsn)
-	if raw, ok := value("ttl"); ok {
+	if raw, ok := doc.get("ttl"); ok {
 		var ttl int64
 		if err := json.Unmarshal(raw, &ttl); err != nil {
 			return e, http.StatusBadRequest, fmt.Errorf("ttl is not an integer")

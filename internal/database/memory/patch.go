@@ -88,6 +88,14 @@ func (m *members) index(key string) int {
 	return slices.Index(m.keys, key)
 }
 
+// get is key's value, if the object has key.
+func (m *members) get(key string) ([]byte, bool) {
+	if i := m.index(key); i >= 0 {
+		return m.values[i], true
+	}
+	return nil, false
+}
+
 // set replaces key's value in its place, or adds key at the end.
 func (m *members) set(key string, value []byte) {
 	if i := m.index(key); i >= 0 {
