@@ -185,7 +185,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	b.TransportWrapper(connectionTimeouts(timeout))
+	b.TransportWrapper(tuneTransport(timeout))
 	conn, err := b.BuildContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("cluster service: connect to %s: %w", cfg.URL, err)

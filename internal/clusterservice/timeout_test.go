@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -120,9 +121,9 @@ func assertTimesOut(t *testing.T, call func(context.Context) error) {
 	assert.Less(t, took, time.Second)
 }
 
-func TestConnectionTimeouts(t *testing.T) {
+func TestTuneTransport(t *testing.T) {
 	defaults := http.DefaultTransport.(*http.Transport)
-	wrapped := connectionTimeouts(testTimeout)(&http.Transport{})
+	wrapped := tuneTransport(testTimeout)(&http.Transport{})
 	tr, ok := wrapped.(*http.Transport)
 	require.True(t, ok, "the SDK's transport itself, not a wrapper around it")
 	assert.Equal(t, testTimeout, tr.ResponseHeaderTimeout)
@@ -134,7 +135,57 @@ func TestConnectionTimeouts(t *testing.T) {
 	}
 
 	other := &otherTransport{}
-	assert.Same(t, other, connectionTimeouts(testTimeout)(other), "another transport passes through")
+	assert.Same(t, other, tuneTransport(testTimeout)(other), "another transport passes through")
+}
+
+// Concurrent calls reuse their connections: rounds of calls in flight at once open the
+// connections of the first round and (nearly) no more.
+func TestConcurrentCallsReuseConnections(t *testing.T) {
+	const inFlight, rounds = 16, 3
+	var opened atomic.Int32
+	arrived := make(chan struct{})
+	var release atomic.Pointer[chan struct{}]
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wait := *release.Load()
+		arrived <- struct{}{}
+		<-wait
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"kind":"Cluster","id":"`+testClusterID+`"}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c, err := New(t.Context(), Config{URL: srv.URL, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+
+	for round := range rounds {
+		wait := make(chan struct{})
+		release.Store(&wait)
+		errs := make(chan error, inFlight)
+		for range inFlight {
+			go func() {
+				_, err := c.GetCluster(t.Context(), testClusterID)
+				errs <- err
+			}()
+		}
+		// Every call of the round holds a connection before any is answered.
+		for range inFlight {
+			<-arrived
+		}
+		close(wait)
+		for range inFlight {
+			require.NoError(t, <-errs, "round %d", round)
+		}
+	}
+	// A call may find its connection not yet back in the pool (net/http returns it just
+	// after the body's last read) and dial another; with net/http's 2 idle connections
+	// each round after the first would open inFlight-2 more.
+	assert.LessOrEqual(t, opened.Load(), int32(inFlight+inFlight/4), "connections opened over %d rounds of %d calls at once", rounds, inFlight)
 }
 
 type otherTransport struct{ http.RoundTripper }
