@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -190,8 +191,11 @@ func (c *Controller) Watch(inf Informer, keyFor KeyFunc) error {
 // Enqueue adds a key by hand, for tests and for triggers that are not informers.
 func (c *Controller) Enqueue(key string) { c.queue.Add(key) }
 
-// resourceIDHolder is implemented by informers.Object.
-type resourceIDHolder interface{ ResourceID() string }
+// resourceIDHolder is implemented by informers.Object, whose name is the lowercased ID.
+type resourceIDHolder interface {
+	ResourceID() string
+	GetName() string
+}
 
 // KeyForType maps an object to the lowercased ID of its ancestor (or itself) of the
 // given resource type: an SPC event becomes its cluster's key for a cluster-keyed
@@ -210,10 +214,33 @@ func KeyForType(resourceType string) KeyFunc {
 			return nil
 		}
 		if a, ok := rid.Ancestor(resourceType); ok {
-			return []string{a.Key()}
+			return []string{ancestorKey(h.GetName(), a)}
 		}
 		return nil
 	}
+}
+
+// ancestorKey is a.Key() without lowercasing again when the object's name, its own
+// lowercased ID, starts with it: every informer event of every controller maps through
+// here, and lowercasing an ID allocates.
+func ancestorKey(name string, a *api.ResourceID) string {
+	id := a.String()
+	if len(name) < len(id) {
+		return a.Key()
+	}
+	for i := range len(id) {
+		c := id[i]
+		if c >= utf8.RuneSelf {
+			return a.Key()
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if name[i] != c {
+			return a.Key()
+		}
+	}
+	return name[:len(id)]
 }
 
 // Run processes keys with the configured number of workers until ctx ends, then drains

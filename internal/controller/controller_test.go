@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -209,6 +210,8 @@ func expectKey(t *testing.T, seen <-chan string, want, what string) {
 func TestKeyForType(t *testing.T) {
 	spc := api.MustParseResourceID(clusterID + "/serviceProviderClusters/default")
 	obj := &informers.Object[api.RawProperties]{Doc: &api.Document[api.RawProperties]{ResourceID: spc.String()}}
+	// As the cache holds it: named by its lowercased ID.
+	cached := &informers.Object[api.RawProperties]{Name: spc.Key(), Doc: obj.Doc}
 	tests := []struct {
 		name string
 		typ  string
@@ -219,12 +222,40 @@ func TestKeyForType(t *testing.T) {
 		{"self", api.ServiceProviderClusterResourceType, obj, []string{informers.KeyOf(spc.String())}},
 		{"unrelated type", api.StampResourceType, obj, nil},
 		{"not an object", api.ClusterResourceType, "nope", nil},
+		{"cached child to parent", api.ClusterResourceType, cached, []string{informers.KeyOf(clusterID)}},
+		{"cached self", api.ServiceProviderClusterResourceType, cached, []string{informers.KeyOf(spc.String())}},
+		{"deleted", api.ClusterResourceType, cache.DeletedFinalStateUnknown{Key: cached.Name, Obj: cached}, []string{informers.KeyOf(clusterID)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, KeyForType(tt.typ)(tt.obj))
 		})
 	}
+}
+
+// An ancestor's key is cut from the object's name only when the name starts with the
+// ancestor's ID lowercased; otherwise it is the ID lowercased afresh.
+func TestAncestorKey(t *testing.T) {
+	cluster := api.MustParseResourceID("/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Web")
+	lowered := strings.ToLower(cluster.String())
+	tests := []struct {
+		name, objName string
+	}{
+		{"own ID", lowered},
+		{"child's ID", lowered + "/serviceproviderclusters/default"},
+		{"name not lowercased", cluster.String() + "/serviceProviderClusters/default"},
+		{"another cluster's name", strings.Replace(lowered, "/web", "/wec", 1) + "/serviceproviderclusters/default"},
+		{"shorter name", lowered[:10]},
+		{"no name", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ancestorKey(tt.objName, cluster)
+			assert.Equal(t, lowered, got)
+		})
+	}
+	nonASCII := api.MustParseResourceID("/subscriptions/sub/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Kelvin")
+	assert.Equal(t, nonASCII.Key(), ancestorKey(nonASCII.Key(), nonASCII), "a non-ASCII ID is lowercased afresh")
 }
 
 // RunAll stops every controller when one of them stops, and when ctx ends.
