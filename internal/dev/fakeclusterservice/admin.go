@@ -9,6 +9,8 @@ import (
 	"time"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
+
+	"github.com/hcpsched/hcpsched/internal/api"
 )
 
 const adminPrefix = "/_fake/"
@@ -35,6 +37,35 @@ func (s *Server) ClustersOnShard(shardID string) ([]*arohcp.Cluster, error) {
 		}
 	}
 	return out, nil
+}
+
+// ResourceIDsOnShard lists, in creation order, the ARM resource IDs of the clusters
+// currently placed on a shard (AzureResourceID; a cluster without one is left out): what a
+// management cluster's simulator needs of the hosted control planes it runs, without the
+// whole cluster encoded and decoded for every report.
+func (s *Server) ResourceIDsOnShard(shardID string) ([]string, error) {
+	clusters, err := s.ClustersOnShard(shardID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(clusters))
+	for _, c := range clusters {
+		if rid, ok := AzureResourceID(c); ok {
+			out = append(out, rid)
+		}
+	}
+	return out, nil
+}
+
+// AzureResourceID is the ARM resource ID of a Cluster Service cluster, from its azure
+// subscription, resource group and resource name.
+func AzureResourceID(c *arohcp.Cluster) (string, bool) {
+	a, ok := c.GetAzure()
+	if !ok || a.SubscriptionID() == "" || a.ResourceGroupName() == "" || a.ResourceName() == "" {
+		return "", false
+	}
+	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/%s/%s",
+		a.SubscriptionID(), a.ResourceGroupName(), api.ClusterResourceType, a.ResourceName()), true
 }
 
 // MisplaceOnCreate makes the next create of the cluster with this Azure resource name
@@ -115,7 +146,7 @@ type requestJSON struct {
 //	POST   /_fake/faults                           inject one fault
 //	DELETE /_fake/faults                           remove all faults
 //	DELETE /_fake/faults/{id}                      remove one fault
-//	GET    /_fake/provision_shards/{id}/clusters   clusters placed on a shard
+//	GET    /_fake/provision_shards/{id}/resource_ids   ARM IDs of the clusters on a shard
 //	POST   /_fake/clusters/{id}/move               body {"provision_shard_id": "..."}
 //	POST   /_fake/reset                            forget everything
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
@@ -142,8 +173,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		writeRaw(w, http.StatusNoContent, "", nil)
-	case len(parts) == 3 && parts[0] == "provision_shards" && parts[2] == "clusters" && r.Method == http.MethodGet:
-		err = s.adminClustersOnShard(w, parts[1])
+	case len(parts) == 3 && parts[0] == "provision_shards" && parts[2] == "resource_ids" && r.Method == http.MethodGet:
+		err = s.adminResourceIDsOnShard(w, parts[1])
 	case len(parts) == 3 && parts[0] == "clusters" && parts[2] == "move" && r.Method == http.MethodPost:
 		err = s.adminMove(w, r, parts[1])
 	case len(parts) == 1 && parts[0] == "reset" && r.Method == http.MethodPost:
@@ -195,20 +226,15 @@ func (s *Server) adminFaults(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) adminClustersOnShard(w http.ResponseWriter, shardID string) error {
-	clusters, err := s.ClustersOnShard(shardID)
+func (s *Server) adminResourceIDsOnShard(w http.ResponseWriter, shardID string) error {
+	ids, err := s.ResourceIDsOnShard(shardID)
 	if errors.Is(err, ErrUnknownShard) {
 		return notFound("provision shard '%s' not found", shardID)
 	}
 	if err != nil {
 		return err
 	}
-	items, err := encode(arohcp.MarshalClusterList, clusters)
-	if err != nil {
-		return fmt.Errorf("encode clusters: %w", err)
-	}
-	writeRaw(w, http.StatusOK, "application/json",
-		listBody("ClusterList", adminPrefix+"provision_shards/"+shardID+"/clusters", 1, len(clusters), len(clusters), items))
+	writeJSON(w, http.StatusOK, map[string][]string{"items": ids})
 	return nil
 }
 

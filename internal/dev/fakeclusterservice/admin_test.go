@@ -1,11 +1,11 @@
 package fakeclusterservice
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
-	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -75,14 +75,22 @@ func TestAdminMoveAndClustersOnShard(t *testing.T) {
 	cluster := newID()
 	require.Equal(t, http.StatusCreated, h.do(t, http.MethodPost, clustersPath, clusterJSON(t, cluster, from)).status)
 
-	onShard := func(shard string) []*arohcp.Cluster {
-		resp := h.do(t, http.MethodGet, adminPrefix+"provision_shards/"+shard+"/clusters", "")
+	created, err := h.fake.ClustersOnShard(from)
+	require.NoError(t, err)
+	require.Len(t, created, 1)
+	rid, ok := AzureResourceID(created[0])
+	require.True(t, ok)
+	onShard := func(shard string) []string {
+		resp := h.do(t, http.MethodGet, adminPrefix+"provision_shards/"+shard+"/resource_ids", "")
 		require.Equal(t, http.StatusOK, resp.status, resp.body)
-		list, err := arohcp.UnmarshalClusterList([]byte(decodeItems(t, resp.body)))
-		require.NoError(t, err)
-		return list
+		var list struct {
+			Items []string `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(resp.body), &list))
+		require.NotNil(t, list.Items, "an empty shard lists [], not null")
+		return list.Items
 	}
-	require.Len(t, onShard(from), 1)
+	assert.Equal(t, []string{rid}, onShard(from))
 	assert.Empty(t, onShard(to))
 
 	resp = h.do(t, http.MethodPost, adminPrefix+"clusters/"+cluster+"/move", `{"provision_shard_id":"`+to+`"}`)
@@ -90,17 +98,22 @@ func TestAdminMoveAndClustersOnShard(t *testing.T) {
 	assert.Equal(t, to, decode(t, resp.body)["provision_shard_id"])
 
 	assert.Empty(t, onShard(from))
-	require.Len(t, onShard(to), 1)
-	assert.Equal(t, cluster, onShard(to)[0].ID())
+	assert.Equal(t, []string{rid}, onShard(to))
+	moved, err := h.fake.ClustersOnShard(to)
+	require.NoError(t, err)
+	require.Len(t, moved, 1)
+	assert.Equal(t, cluster, moved[0].ID())
 
 	placed := decode(t, h.do(t, http.MethodGet, clustersPath+"/"+cluster+"/provision_shard", "").body)
 	assert.Equal(t, shardsPath+"/"+to, placed["href"])
 
 	assert.Equal(t, http.StatusNotFound, h.do(t, http.MethodPost, adminPrefix+"clusters/"+newID()+"/move", `{"provision_shard_id":"`+to+`"}`).status)
 	assert.Equal(t, http.StatusBadRequest, h.do(t, http.MethodPost, adminPrefix+"clusters/"+cluster+"/move", `{"provision_shard_id":"nope"}`).status)
-	assert.Equal(t, http.StatusNotFound, h.do(t, http.MethodGet, adminPrefix+"provision_shards/nope/clusters", "").status)
+	assert.Equal(t, http.StatusNotFound, h.do(t, http.MethodGet, adminPrefix+"provision_shards/nope/resource_ids", "").status)
 
-	_, err := h.fake.ClustersOnShard("nope")
+	_, err = h.fake.ClustersOnShard("nope")
+	require.ErrorIs(t, err, ErrUnknownShard)
+	_, err = h.fake.ResourceIDsOnShard("nope")
 	require.ErrorIs(t, err, ErrUnknownShard)
 	_, err = h.fake.MoveCluster(newID(), to)
 	require.ErrorIs(t, err, ErrUnknownCluster)

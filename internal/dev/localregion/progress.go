@@ -173,14 +173,12 @@ func (o *observer) snapshot(ctx context.Context) (snapshot, error) {
 		if shard == "" {
 			continue
 		}
-		clusters, err := mcsim.ClustersOnShard(ctx, o.client, o.csURL, shard)
+		rids, err := mcsim.ResourceIDsOnShard(ctx, o.client, o.csURL, shard)
 		if err != nil {
 			return snapshot{}, err
 		}
-		for _, c := range clusters {
-			if rid, ok := mcsim.AzureResourceID(c); ok {
-				r.onShard[shard] = append(r.onShard[shard], strings.ToLower(rid))
-			}
+		for _, rid := range rids {
+			r.onShard[shard] = append(r.onShard[shard], strings.ToLower(rid))
 		}
 	}
 	resources := o.store.Container(api.ResourcesContainer)

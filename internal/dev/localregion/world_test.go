@@ -2,6 +2,7 @@ package localregion
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"math/rand/v2"
@@ -13,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hcpsched/hcpsched/internal/api"
@@ -141,30 +141,23 @@ func (w *world) observer() *observer {
 func (w *world) serveShard(rw http.ResponseWriter, r *http.Request) {
 	w.stepSome()
 	shard, ok := strings.CutPrefix(r.URL.Path, "/_fake/provision_shards/")
-	shard, ok2 := strings.CutSuffix(shard, "/clusters")
+	shard, ok2 := strings.CutSuffix(shard, "/resource_ids")
 	if !ok || !ok2 {
 		http.NotFound(rw, r)
 		return
 	}
 	w.mu.Lock()
-	var list []*arohcp.Cluster
+	ids := []string{}
 	for _, rid := range w.onShard[shard] {
-		c, err := arohcp.NewCluster().ID(fmt.Sprintf("%032x", len(list)+1)).Azure(arohcp.NewAzure().
-			SubscriptionID(rid.SubscriptionID).ResourceGroupName(rid.ResourceGroup).ResourceName(rid.Name())).Build()
-		if err != nil {
-			w.mu.Unlock()
-			http.Error(rw, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		list = append(list, c)
+		ids = append(ids, rid.String())
 	}
 	w.mu.Unlock()
-	var items strings.Builder
-	if err := arohcp.MarshalClusterList(list, &items); err != nil {
+	body, err := json.Marshal(map[string][]string{"items": ids})
+	if err != nil {
 		http.Error(rw, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	fmt.Fprintf(rw, `{"kind":"ClusterList","items":%s}`, items.String())
+	_, _ = rw.Write(body)
 }
 
 // stepSome takes up to stepsPerRead steps.

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
-
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
@@ -193,7 +191,7 @@ func (s *Simulator) write(ctx context.Context, c database.Container, mcID *api.R
 // hcps is what the MC runs: the fake Cluster Service's clusters on its shard, each as far
 // into its start as its time on the MC takes it.
 func (s *Simulator) hcps(ctx context.Context, shardID string) ([]HCP, error) {
-	clusters, err := ClustersOnShard(ctx, s.cfg.HTTPClient, s.cfg.ClusterServiceURL, shardID)
+	rids, err := ResourceIDsOnShard(ctx, s.cfg.HTTPClient, s.cfg.ClusterServiceURL, shardID)
 	if err != nil {
 		return nil, err
 	}
@@ -203,11 +201,7 @@ func (s *Simulator) hcps(ctx context.Context, shardID string) ([]HCP, error) {
 	var out []HCP
 	var ages []time.Duration
 	var unknown bool
-	for _, c := range clusters {
-		rid, ok := AzureResourceID(c)
-		if !ok {
-			continue
-		}
+	for _, rid := range rids {
 		key := strings.ToLower(rid)
 		first, seen := s.firstSeen[key]
 		if !seen {
@@ -283,21 +277,10 @@ func (s *Simulator) skip(kind string, item database.Item, err error) {
 	s.cfg.Logger.Warn("skipping a malformed "+kind+" document", "id", item.ID, "partitionKey", item.PartitionKey, "error", err.Error())
 }
 
-// AzureResourceID is the ARM resource ID of a Cluster Service cluster, from its azure
-// subscription, resource group and resource name.
-func AzureResourceID(c *arohcp.Cluster) (string, bool) {
-	a, ok := c.GetAzure()
-	if !ok || a.SubscriptionID() == "" || a.ResourceGroupName() == "" || a.ResourceName() == "" {
-		return "", false
-	}
-	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/%s/%s",
-		a.SubscriptionID(), a.ResourceGroupName(), api.ClusterResourceType, a.ResourceName()), true
-}
-
-// ClustersOnShard lists the clusters the fake Cluster Service at baseURL has on a
-// provision shard, through its admin endpoint.
-func ClustersOnShard(ctx context.Context, client *http.Client, baseURL, shardID string) ([]*arohcp.Cluster, error) {
-	u := strings.TrimSuffix(baseURL, "/") + "/_fake/provision_shards/" + url.PathEscape(shardID) + "/clusters"
+// ResourceIDsOnShard lists the ARM resource IDs of the clusters the fake Cluster Service
+// at baseURL has on a provision shard, through its admin endpoint.
+func ResourceIDsOnShard(ctx context.Context, client *http.Client, baseURL, shardID string) ([]string, error) {
+	u := strings.TrimSuffix(baseURL, "/") + "/_fake/provision_shards/" + url.PathEscape(shardID) + "/resource_ids"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -315,17 +298,10 @@ func ClustersOnShard(ctx context.Context, client *http.Client, baseURL, shardID 
 		return nil, fmt.Errorf("listing the clusters on shard %s: %s: %s", shardID, resp.Status, body)
 	}
 	var list struct {
-		Items json.RawMessage `json:"items"`
+		Items []string `json:"items"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
 		return nil, fmt.Errorf("decoding the clusters on shard %s: %w", shardID, err)
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
-	}
-	clusters, err := arohcp.UnmarshalClusterList([]byte(list.Items))
-	if err != nil {
-		return nil, fmt.Errorf("decoding the clusters on shard %s: %w", shardID, err)
-	}
-	return clusters, nil
+	return list.Items, nil
 }

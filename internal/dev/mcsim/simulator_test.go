@@ -197,7 +197,7 @@ func (e *env) onShard(shard string) []string {
 	require.NoError(e.t, err)
 	out := []string{}
 	for _, c := range clusters {
-		rid, ok := AzureResourceID(c)
+		rid, ok := fakeclusterservice.AzureResourceID(c)
 		require.True(e.t, ok)
 		out = append(out, rid)
 	}
@@ -275,7 +275,7 @@ func TestSyncReportsNewHCPsNotReadyUntilTheDelayPasses(t *testing.T) {
 	_, r = e.report(mc)
 	c, err := e.cs.GetCluster(t.Context(), first)
 	require.NoError(t, err)
-	firstRID, _ := AzureResourceID(c)
+	firstRID, _ := fakeclusterservice.AzureResourceID(c)
 	assert.Equal(t, []string{firstRID}, r.Status.HostedControlPlanes.ReadyResourceIDs)
 	assert.Len(t, r.Status.HostedControlPlanes.NotReadyResourceIDs, 1)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/clusterservice"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
 	"github.com/hcpsched/hcpsched/internal/dev/frontend"
-	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -328,7 +328,7 @@ func (s *session) clustersInClusterService(mcs []*api.ManagementCluster) (map[st
 			return nil, err
 		}
 		for _, c := range clusters {
-			if rid, ok := mcsim.AzureResourceID(c); ok {
+			if rid, ok := fakeclusterservice.AzureResourceID(c); ok {
 				out[strings.ToLower(rid)] = append(out[strings.ToLower(rid)], c.ID())
 			}
 		}

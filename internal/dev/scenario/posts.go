@@ -10,7 +10,6 @@ import (
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
-	"github.com/hcpsched/hcpsched/internal/dev/mcsim"
 )
 
 // posts are the cluster creates Cluster Service received, per cluster (lowercased Azure
@@ -37,7 +36,7 @@ func countPosts(log []fakeclusterservice.Request) posts {
 			p.unreadable++
 			continue
 		}
-		rid, ok := mcsim.AzureResourceID(c)
+		rid, ok := fakeclusterservice.AzureResourceID(c)
 		if !ok {
 			p.unreadable++
 			continue
