@@ -85,11 +85,13 @@ func (o *observer) progressOf(times bool) progress {
 		p.placedAt = map[string]time.Time{}
 	}
 	for _, obj := range o.spcs.GetStore().List() {
-		spc, ok := informers.DocumentOf[api.ServiceProviderClusterProperties](obj)
+		cached, ok := obj.(*informers.Object[api.ServiceProviderClusterProperties])
 		if !ok {
 			continue
 		}
-		cluster := parentKey(spc.ResourceID)
+		spc := cached.Doc
+		// The cache names each document by its lowercased ID: no lowercasing per pass.
+		cluster := parentKey(cached.Name)
 		if _, ours := o.created[cluster]; !ours || spc.Properties.IntendedManagementCluster() == "" {
 			continue
 		}
@@ -110,10 +112,9 @@ func (o *observer) progressOf(times bool) progress {
 	return p
 }
 
-// parentKey is the lowercased ID of a resource's parent: its own ID without the last
-// type/name pair ("" for a top-level resource).
-func parentKey(resourceID string) string {
-	key := strings.ToLower(resourceID)
+// parentKey is the cache key of a resource's parent: its own key (its lowercased ID)
+// without the last type/name pair ("" for a top-level resource).
+func parentKey(key string) string {
 	for range 2 {
 		i := strings.LastIndexByte(key, '/')
 		if i < 0 {

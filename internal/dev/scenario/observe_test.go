@@ -8,13 +8,13 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 )
 
-// parentKey cuts an SPC's ID to its cluster's cache key, as the resource ID parser would.
+// parentKey cuts an SPC's cache key to its cluster's, as the resource ID parser would.
 func TestParentKey(t *testing.T) {
 	cluster := api.MustParseResourceID("/subscriptions/S/resourceGroups/RG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/C1")
 	spc := api.ServiceProviderClusterResourceID(cluster)
 	tests := []struct{ in, want string }{
-		{spc.String(), cluster.Key()},
-		{"/A/b/C/d", "/a/b"},
+		{spc.Key(), cluster.Key()},
+		{"/a/b/c/d", "/a/b"},
 		{"/subscriptions/s", ""},
 		{"", ""},
 	}
