@@ -100,13 +100,3 @@ func (h *harness) createShard(t *testing.T) string {
 }
 
 func replaceAll(s, old, new string) string { return strings.ReplaceAll(s, old, new) }
-
-// decodeItems returns the raw "items" array of a list response.
-func decodeItems(t *testing.T, body string) string {
-	t.Helper()
-	var env struct {
-		Items json.RawMessage `json:"items"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &env))
-	return string(env.Items)
-}
