@@ -139,7 +139,7 @@ func TestPanicIsCountedThenHandedToPolicy(t *testing.T) {
 func TestCrashOnPanicRePanics(t *testing.T) {
 	h := newHarness(t, Options{OnPanic: CrashOnPanic}, func(context.Context, string) (Result, error) { panic("boom") })
 	assert.PanicsWithValue(t, "boom", func() {
-		_, _, _ = h.ctrl.reconcileSafely(context.Background(), "k", slog.New(slog.DiscardHandler))
+		_, _, _ = h.ctrl.reconcileSafely(context.Background(), "k", &keyLogger{base: slog.New(slog.DiscardHandler), key: "k"})
 	})
 	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.panics.WithLabelValues("test")), "counted before crashing")
 }

@@ -138,6 +138,24 @@ func Members(data []byte) iter.Seq2[string, []byte] {
 // walkObject calls yield with each member of the JSON object data until yield returns
 // false, and says what is wrong with data where it is not a whole object.
 func walkObject(data []byte, yield func(key string, value []byte) bool) error {
+	var keyErr error
+	err := walkMembers(data, func(quoted, value []byte) bool {
+		key, err := decodeKey(quoted)
+		if err != nil {
+			keyErr = err
+			return false
+		}
+		return yield(key, value)
+	})
+	if keyErr != nil {
+		return keyErr
+	}
+	return err
+}
+
+// walkMembers is walkObject with each key as it is written, quotes included: a caller
+// that only compares keys need not decode (and allocate) every one.
+func walkMembers(data []byte, yield func(quotedKey, value []byte) bool) error {
 	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return fmt.Errorf("rawjson: expected a JSON object, found %s", describe(data, i))
@@ -151,10 +169,7 @@ func walkObject(data []byte, yield func(key string, value []byte) bool) error {
 		if keyEnd > len(data) || data[keyEnd-1] != '"' || keyEnd-i < 2 {
 			return errTruncated
 		}
-		key, err := decodeKey(data[i:keyEnd])
-		if err != nil {
-			return err
-		}
+		quoted := data[i:keyEnd]
 		i = SkipSpace(data, keyEnd)
 		if i >= len(data) || data[i] != ':' {
 			return errTruncated
@@ -165,12 +180,12 @@ func walkObject(data []byte, yield func(key string, value []byte) bool) error {
 		}
 		end := SkipValue(data, i)
 		if end == i {
-			return fmt.Errorf("rawjson: field %q has no value", key)
+			return fmt.Errorf("rawjson: field %s has no value", quoted)
 		}
 		if end == len(data) && !closes(data[i:end]) {
 			return errTruncated
 		}
-		if !yield(key, data[i:end]) {
+		if !yield(quoted, data[i:end]) {
 			return nil
 		}
 		i = skipComma(data, end)
@@ -224,17 +239,31 @@ func Array(data []byte) ([][]byte, error) {
 // envelope fields of a stored document (id, _etag, _lsn), which otherwise cost a decode
 // of the whole body.
 func Fields(data []byte, names ...string) ([][]byte, error) {
-	keys, values, err := Object(data)
-	if err != nil {
-		return nil, err
-	}
 	out := make([][]byte, len(names))
-	for i, k := range keys {
+	var keyErr error
+	err := walkMembers(data, func(quoted, value []byte) bool {
+		// Compared as written, unless decoding could change it: no string per member.
+		key := quoted[1 : len(quoted)-1]
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			decoded, err := decodeKey(quoted)
+			if err != nil {
+				keyErr = err
+				return false
+			}
+			key = []byte(decoded)
+		}
 		for j, name := range names {
-			if k == name {
-				out[j] = values[i]
+			if string(key) == name {
+				out[j] = value
 			}
 		}
+		return true
+	})
+	if keyErr != nil {
+		return nil, keyErr
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
