@@ -285,14 +285,28 @@ func holdsReservation(pending []string, cluster *api.ResourceID) bool {
 	return false
 }
 
-// reserve appends the cluster to the chosen MC's pendingAssignedClusters, as a Replace
-// of the very scheduling document the decision read. false means another writer changed
+// reserve appends the cluster to the chosen MC's pendingAssignedClusters, in a patch under
+// the etag of the very scheduling document the decision read. false means another writer changed
 // it first (412): the decision is void.
+//
+// On a lost race the stored document is read into the cache (docwrite.Writer.Refresh).
+// This process's own writes are in the cache already and serialised per MC (decide), so
+// the writer was another process, nearly always the fleet mirroring a capacity report;
+// until the change feed brought that write, every reservation on the MC met the same
+// 412. With the read, the next decision on the MC, this cluster's or another's, is made
+// from what the store holds.
 func (p *placementController) reserve(ctx context.Context, sched *api.ManagementClusterScheduling, cluster *api.ResourceID) (bool, error) {
 	res, err := p.reservations.Update(ctx, sched, reservationFields, func(s *api.ManagementClusterScheduling) error {
 		s.Properties.Status.PendingAssignedClusters = append(s.Properties.Status.PendingAssignedClusters, cluster.Key())
 		return nil
 	})
+	if err == nil && res.Outcome == docwrite.LostRace {
+		if err := p.reservations.Refresh(ctx, sched); err != nil {
+			// Only sooner than the change feed: the decision is void either way.
+			controller.LoggerFrom(ctx).Warn("could not read the scheduling document after a lost race; the change feed will bring it",
+				"managementCluster", sched.ResourceID, "error", err)
+		}
+	}
 	return res.Outcome == docwrite.Written, err
 }
 

@@ -144,6 +144,32 @@ func (w Writer[P]) Update(ctx context.Context, cached *api.Document[P], owned Fi
 	return Result[P]{Outcome: Written, Stored: stored}, nil
 }
 
+// Refresh point-reads the stored version of cached after a write of it lost the race,
+// and makes it visible to the cache at once, the way Update does with its own writes:
+// the writer that changed it may be another process, whose write reaches the cache only
+// with a later change-feed poll, and until then every decision from the cached copy is
+// refused by its If-Match again. The read is what the store holds, so the cache may take
+// it as it takes a write's answer. Nothing is assumed when the document is gone or still
+// the cached version; deciding what the fresh copy means is the caller's next pass.
+func (w Writer[P]) Refresh(ctx context.Context, cached *api.Document[P]) error {
+	item, err := w.container.Get(ctx, cached.PartitionKey, cached.ID)
+	switch {
+	case errors.Is(err, database.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading %s from %s after a lost race: %w", cached.ResourceID, w.container.Name(), err)
+	}
+	if item.ETag == cached.ETag {
+		return nil
+	}
+	stored, err := w.decodeStored(item)
+	if err != nil {
+		return fmt.Errorf("decoding %s as read: %w", cached.ResourceID, err)
+	}
+	w.cache.Assume(stored)
+	return nil
+}
+
 // StoredDecoder is a cache that keeps less than the whole document (a lean informer):
 // the document the store returns after a patch is decoded the way the cache decodes its
 // change feed, so that the write-through copy holds what the feed's copy will hold, and

@@ -283,6 +283,59 @@ func TestUpdateFromAStaleCopyLosesTheRace(t *testing.T) {
 	assert.Equal(t, api.Unschedulable, w.stored(t).Properties.Spec.SchedulingPolicy)
 }
 
+// Refresh makes the stored version of a document another writer changed visible to the
+// cache, and assumes nothing when there is nothing newer to see.
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// foreign is what another writer does to the stored document first.
+		foreign     func(t *testing.T, w *world)
+		failGet     error
+		wantAssumed bool
+		wantErr     string
+	}{
+		{name: "changed by another writer", wantAssumed: true, foreign: func(t *testing.T, w *world) {
+			other := New[api.ManagementClusterProperties](w.fleet.Container, NoCache[api.ManagementClusterProperties]{})
+			res, err := other.Update(t.Context(), w.cached, Fields{"properties.spec.schedulingPolicy"}, func(d *api.ManagementCluster) error {
+				d.Properties.Spec.SchedulingPolicy = api.Unschedulable
+				return nil
+			})
+			require.NoError(t, err)
+			require.Equal(t, Written, res.Outcome)
+		}},
+		{name: "unchanged", foreign: func(*testing.T, *world) {}},
+		{name: "gone", foreign: func(t *testing.T, w *world) {
+			require.NoError(t, w.fleet.Container.Delete(t.Context(), w.cached.PartitionKey, w.cached.ID, ""))
+		}},
+		{name: "read fails", foreign: func(*testing.T, *world) {}, failGet: errors.New("connection reset"),
+			wantErr: "reading " + api.ManagementClusterResourceID("1").String()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			tt.foreign(t, w)
+			w.fleet.failGetWith = tt.failGet
+			err := w.writer.Refresh(t.Context(), w.cached)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				assert.Empty(t, w.cache.assumed)
+				return
+			}
+			require.NoError(t, err)
+			if !tt.wantAssumed {
+				assert.Empty(t, w.cache.assumed)
+				return
+			}
+			require.Len(t, w.cache.assumed, 1)
+			stored := w.stored(t)
+			assert.Equal(t, stored.ETag, w.cache.assumed[0].ETag)
+			assert.Equal(t, api.Unschedulable, w.cache.assumed[0].Properties.Spec.SchedulingPolicy)
+		})
+	}
+}
+
 func TestCreate(t *testing.T) {
 	t.Parallel()
 	mcID := api.ManagementClusterResourceID("1")
