@@ -138,24 +138,12 @@ func Members(data []byte) iter.Seq2[string, []byte] {
 // walkObject calls yield with each member of the JSON object data until yield returns
 // false, and says what is wrong with data where it is not a whole object.
 func walkObject(data []byte, yield func(key string, value []byte) bool) error {
-	var keyErr error
-	err := walkMembers(data, func(quoted, value []byte) bool {
-		key, err := decodeKey(quoted)
-		if err != nil {
-			keyErr = err
-			return false
-		}
-		return yield(key, value)
-	})
-	if keyErr != nil {
-		return keyErr
-	}
-	return err
+	return walkMembers(data, func(key, value []byte) bool { return yield(string(key), value) })
 }
 
-// walkMembers is walkObject with each key as it is written, quotes included: a caller
-// that only compares keys need not decode (and allocate) every one.
-func walkMembers(data []byte, yield func(quotedKey, value []byte) bool) error {
+// walkMembers is walkObject with each key as bytes: the key as written when decoding
+// would not change it, so a caller that only compares keys makes no string of each.
+func walkMembers(data []byte, yield func(key, value []byte) bool) error {
 	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return fmt.Errorf("rawjson: expected a JSON object, found %s", describe(data, i))
@@ -170,6 +158,10 @@ func walkMembers(data []byte, yield func(quotedKey, value []byte) bool) error {
 			return errTruncated
 		}
 		quoted := data[i:keyEnd]
+		key, err := keyBytes(quoted)
+		if err != nil {
+			return err
+		}
 		i = SkipSpace(data, keyEnd)
 		if i >= len(data) || data[i] != ':' {
 			return errTruncated
@@ -185,7 +177,7 @@ func walkMembers(data []byte, yield func(quotedKey, value []byte) bool) error {
 		if end == len(data) && !closes(data[i:end]) {
 			return errTruncated
 		}
-		if !yield(quoted, data[i:end]) {
+		if !yield(key, data[i:end]) {
 			return nil
 		}
 		i = skipComma(data, end)
@@ -240,18 +232,7 @@ func Array(data []byte) ([][]byte, error) {
 // of the whole body.
 func Fields(data []byte, names ...string) ([][]byte, error) {
 	out := make([][]byte, len(names))
-	var keyErr error
-	err := walkMembers(data, func(quoted, value []byte) bool {
-		// Compared as written, unless decoding could change it: no string per member.
-		key := quoted[1 : len(quoted)-1]
-		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
-			decoded, err := decodeKey(quoted)
-			if err != nil {
-				keyErr = err
-				return false
-			}
-			key = []byte(decoded)
-		}
+	err := walkMembers(data, func(key, value []byte) bool {
 		for j, name := range names {
 			if string(key) == name {
 				out[j] = value
@@ -259,9 +240,6 @@ func Fields(data []byte, names ...string) ([][]byte, error) {
 		}
 		return true
 	})
-	if keyErr != nil {
-		return nil, keyErr
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -292,18 +270,19 @@ func skipComma(data []byte, i int) int {
 	return i
 }
 
-// decodeKey decodes a quoted object key; only a key with an escape or with bytes that are
-// not UTF-8 (which encoding/json replaces) needs encoding/json.
-func decodeKey(quoted []byte) (string, error) {
+// keyBytes is a quoted object key decoded: the bytes between the quotes as they are,
+// unless the key has an escape or bytes that are not UTF-8 (which encoding/json
+// replaces), which alone go through encoding/json.
+func keyBytes(quoted []byte) ([]byte, error) {
 	inner := quoted[1 : len(quoted)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner), nil
+		return inner, nil
 	}
 	var key string
 	if err := json.Unmarshal(quoted, &key); err != nil {
-		return "", fmt.Errorf("rawjson: object key %s: %w", quoted, err)
+		return nil, fmt.Errorf("rawjson: object key %s: %w", quoted, err)
 	}
-	return key, nil
+	return []byte(key), nil
 }
 
 func describe(data []byte, i int) string {
