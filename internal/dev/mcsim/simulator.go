@@ -51,10 +51,14 @@ type Simulator struct {
 	skipped map[string]string
 }
 
+// DefaultRequestTimeout bounds each request to the fake Cluster Service when Config sets
+// no HTTPClient: a listing that never answers must not stall every MC's report.
+const DefaultRequestTimeout = 10 * time.Second
+
 // New returns a simulator; zero fields of cfg take their defaults.
 func New(cfg Config) *Simulator {
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
+		cfg.HTTPClient = &http.Client{Timeout: DefaultRequestTimeout}
 	}
 	if cfg.ProfileFor == nil {
 		cfg.ProfileFor = func(*api.ResourceID) Profile { return DefaultProfile() }

@@ -365,3 +365,11 @@ func TestParseStampNodesAndProfiles(t *testing.T) {
 	assert.Equal(t, 2, profileFor(api.ManagementClusterResourceID("tight")).Nodes)
 	assert.Equal(t, DefaultNodes, profileFor(api.ManagementClusterResourceID("7")).Nodes)
 }
+
+// Without a client of the caller's, each request to the fake Cluster Service has a
+// deadline: a listing that never answers would otherwise stall every MC's report.
+func TestDefaultClientHasADeadline(t *testing.T) {
+	s := New(Config{})
+	require.NotNil(t, s.cfg.HTTPClient)
+	assert.Equal(t, DefaultRequestTimeout, s.cfg.HTTPClient.Timeout)
+}
