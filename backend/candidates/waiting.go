@@ -56,6 +56,14 @@ func (w *WaitingRoom) Leave(key string) {
 	delete(w.waiting, key)
 }
 
+// Holds reports whether the cluster with key is in the room.
+func (w *WaitingRoom) Holds(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.waiting[key]
+	return ok
+}
+
 // Waiting is how many clusters are in the room.
 func (w *WaitingRoom) Waiting() int {
 	w.mu.Lock()

@@ -42,6 +42,25 @@ func cachedServiceProviderCluster(spcs *informers.Lister[api.ServiceProviderClus
 	return spc, err
 }
 
+// settledUnless is the event filter (controller.Definition.Settled) of a cluster-keyed
+// controller whose reconcile reads the cached cluster and SPC, returns at once unless
+// needs holds, and keeps no state of its own: a key is settled while its cluster is
+// cached and needs is false. A cluster not in the cache is never settled, so that its
+// delete still reaches the reconcile.
+func settledUnless(needs func(*api.Cluster, *api.ServiceProviderCluster) bool) func(Env) func(key string) bool {
+	return func(e Env) func(string) bool {
+		clusters, spcs := e.Caches.Clusters().Lister(), e.Caches.ServiceProviderClusters().Lister()
+		return func(key string) bool {
+			cluster, rid, err := cachedCluster(clusters, key)
+			if err != nil || cluster == nil {
+				return false
+			}
+			spc, err := cachedServiceProviderCluster(spcs, rid)
+			return err == nil && !needs(cluster, spc)
+		}
+	}
+}
+
 // DefaultConflictRequeue is how soon a controller whose write lost an etag race (412)
 // looks at the key again. The change feed normally brings the newer version well before
 // (a poll is 1 s by default), the key is reconciled from it at once, and the requeue then

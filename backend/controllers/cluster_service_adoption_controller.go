@@ -49,6 +49,7 @@ func clusterServiceAdoptionDefinition() controller.Definition[Env] {
 			}
 			return r.reconcile, nil
 		},
+		Settled: settledUnless(needsAdoption),
 	}
 }
 

@@ -34,6 +34,8 @@ var clusterServiceIDFields = docwrite.Fields{
 // subscription: a tenant arriving ends the wait for it. ids are the pending IDs this
 // process minted and sent no create under (nil: none, so every create searches first).
 func clusterServiceCreateDefinition(ids *unsentIDs) controller.Definition[Env] {
+	// r is built by New; Settled, built next, reads its waits and unsent IDs.
+	var r *clusterServiceCreate
 	return controller.Definition[Env]{
 		Name:       ClusterServiceCreateName,
 		FlagPrefix: "cluster-service-create",
@@ -54,7 +56,7 @@ func clusterServiceCreateDefinition(ids *unsentIDs) controller.Definition[Env] {
 				}
 				waits = w
 			}
-			r := &clusterServiceCreate{
+			r = &clusterServiceCreate{
 				clusters:      e.Caches.Clusters().Lister(),
 				spcs:          e.Caches.ServiceProviderClusters().Lister(),
 				subscriptions: e.Caches.Subscriptions().Lister(),
@@ -66,6 +68,7 @@ func clusterServiceCreateDefinition(ids *unsentIDs) controller.Definition[Env] {
 			}
 			return r.reconcile, nil
 		},
+		Settled: func(Env) func(string) bool { return r.settled },
 	}
 }
 
@@ -92,6 +95,17 @@ type clusterServiceCreate struct {
 func needsClusterServiceCluster(cluster *api.Cluster) bool {
 	p := cluster.Properties.ServiceProvider()
 	return !api.ClusterDeleting(cluster) && !api.ClusterEnded(cluster) && p.PendingClusterServiceID != "" && p.ClusterServiceID == ""
+}
+
+// settled is the controller's event filter: the cluster is cached and has nothing left
+// to create, and the reconcile's no-op branch has nothing left to clear (no wait
+// recorded, no unsent ID).
+func (r *clusterServiceCreate) settled(key string) bool {
+	cluster, _, err := cachedCluster(r.clusters, key)
+	if err != nil || cluster == nil || needsClusterServiceCluster(cluster) {
+		return false
+	}
+	return r.waits.Reason(key) == "" && !r.unsent.holds(key)
 }
 
 // The steps follow ARO-HCP's own create controller: the SPC and its desired version

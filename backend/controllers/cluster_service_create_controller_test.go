@@ -262,6 +262,28 @@ func TestClusterServiceCreateWakesOnSubscriptionChange(t *testing.T) {
 	assert.Empty(t, w.env.CreationWaits.Reason(rid.Key()))
 }
 
+// A waiting cluster that starts deleting stops counting as waiting at its own event:
+// resync is off, so only the event can clear the wait, and the controller's event filter
+// must not call a cluster with nothing left to create settled while its wait is recorded.
+func TestClusterServiceCreateDeletingClearsItsWait(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shard := controllertest.RegisterShard(t, w.CSClient, 1)
+	mc := controllertest.CreateManagementCluster(t, w.Fleet, "1", shard)
+	w.storeSubscription(t, "")
+	rid := controllertest.StoreCluster(t, w.Resources, newCluster(t, clusterID("c1"), withPending(fixedHREF)))
+	controllertest.StoreSPC(t, w.Resources, rid, withSpec(mc))
+	w.run(t, only(ClusterServiceCreateName))
+	require.Eventually(t, func() bool { return w.env.CreationWaits.Reason(rid.Key()) == WaitSubscriptionTenant }, waitFor, tick)
+
+	w.ReplaceStored(t, api.ResourcesContainer, rid, controllertest.Set("properties.serviceProviderProperties.provisioningState", api.ProvisioningStateDeleting))
+
+	require.Eventually(t, func() bool { return w.env.CreationWaits.Reason(rid.Key()) == "" }, waitFor, tick,
+		"the deleting cluster's event cleared its wait")
+	assert.Equal(t, noWaits, waitingClusters(t, w))
+	assert.Empty(t, controllertest.CreatedClusters(t, w.CS), "nothing created")
+}
+
 // Cluster Service answering a create with another ID than the pre-assigned one is an
 // error, retried with back-off, and nothing is recorded: a cluster bound to an ID it was
 // not created under would never be found again by a retry.

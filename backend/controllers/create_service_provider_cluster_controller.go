@@ -30,6 +30,7 @@ func createServiceProviderClusterDefinition() controller.Definition[Env] {
 			}
 			return r.reconcile, nil
 		},
+		Settled: settledUnless(needsServiceProviderCluster),
 	}
 }
 

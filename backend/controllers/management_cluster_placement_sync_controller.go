@@ -44,6 +44,7 @@ func managementClusterPlacementSyncDefinition() controller.Definition[Env] {
 			}
 			return r.reconcile, nil
 		},
+		Settled: settledUnless(needsPlacementObservation),
 	}
 }
 

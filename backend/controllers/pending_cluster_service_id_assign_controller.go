@@ -37,6 +37,7 @@ func pendingClusterServiceIDAssignDefinition(ids *unsentIDs) controller.Definiti
 			}
 			return r.reconcile, nil
 		},
+		Settled: settledUnless(func(c *api.Cluster, _ *api.ServiceProviderCluster) bool { return needsPendingClusterServiceID(c) }),
 	}
 }
 

@@ -57,6 +57,8 @@ var capacityConditionField = docwrite.ConditionField("properties.status.placemen
 // the MC a cluster's intent names, and by the WaitingRoom when an MC changes so that a
 // waiting cluster now fits there.
 func placementDefinition() controller.Definition[Env] {
+	// p is built by New; Settled, built next, reads its caches and waiting room.
+	var p *placementController
 	return controller.Definition[Env]{
 		Name:       PlacementName,
 		FlagPrefix: "placement",
@@ -71,11 +73,18 @@ func placementDefinition() controller.Definition[Env] {
 				controller.Trigger{Informer: e.Caches.ManagementClusters(), KeyFor: intending},
 				controller.Trigger{Informer: e.Waiting, KeyFor: candidates.WakeupKeys})
 		},
-		New: newPlacement,
+		New: func(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+			var err error
+			if p, err = newPlacement(e, s); err != nil {
+				return nil, err
+			}
+			return p.reconcile, nil
+		},
+		Settled: func(Env) func(string) bool { return p.settled },
 	}
 }
 
-func newPlacement(e Env, s controller.Settings) (controller.ReconcileFunc, error) {
+func newPlacement(e Env, s controller.Settings) (*placementController, error) {
 	if e.Snapshot == nil || e.Waiting == nil {
 		return nil, errors.New("placement needs the candidates snapshot and its waiting room")
 	}
@@ -103,7 +112,7 @@ func newPlacement(e Env, s controller.Settings) (controller.ReconcileFunc, error
 		now:          e.now(),
 		prefer:       e.PreferMC,
 	}
-	return p.reconcile, nil
+	return p, nil
 }
 
 // placementController chooses the MC for each new cluster, reserves capacity on it and
@@ -129,6 +138,34 @@ type placementController struct {
 	requeueAfter time.Duration
 	now          func() time.Time
 	prefer       func(mcKey string) bool
+}
+
+// settled is Placement's event filter: the cluster waits for no capacity, and a pass
+// would return at once because it is placed on an MC the cache holds with a provision
+// shard, or Cluster Service has it already, or it ended. A cluster not placed yet, or
+// whose intended MC the cache lacks (the pass asks the store), is never settled.
+func (p *placementController) settled(key string) bool {
+	if p.waiting.Holds(key) {
+		return false
+	}
+	cluster, rid, err := cachedCluster(p.clusters, key)
+	if err != nil || cluster == nil {
+		return false
+	}
+	spc, err := cachedServiceProviderCluster(p.spcs, rid)
+	if err != nil || spc == nil || api.ClusterDeleting(cluster) {
+		return false
+	}
+	createdInClusterService := cluster.Properties.ServiceProvider().ClusterServiceID != ""
+	intended := spc.Properties.IntendedManagementCluster()
+	if intended == "" {
+		return createdInClusterService || api.ClusterEnded(cluster)
+	}
+	if createdInClusterService || spc.Properties.ObservedManagementCluster() != "" {
+		return true
+	}
+	mc, err := p.mcs.Get(intended)
+	return err == nil && provisionShard(mc) != ""
 }
 
 func (p *placementController) reconcile(ctx context.Context, key string) (controller.Result, error) {

@@ -89,6 +89,17 @@ func (u *unsentIDs) forget(key string) {
 	delete(u.byKey, key)
 }
 
+// holds reports whether the cluster with key has an entry.
+func (u *unsentIDs) holds(key string) bool {
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.byKey[key]
+	return ok
+}
+
 // len is how many clusters have an unsent ID.
 func (u *unsentIDs) len() int {
 	if u == nil {

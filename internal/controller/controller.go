@@ -73,6 +73,13 @@ type Options struct {
 	// reconcile of the key. It is for a controller keyed by something many documents
 	// map to (an MC), whose reconcile reads them all; 0 enqueues at once.
 	EventDelay time.Duration
+	// Settled, when set, reports that the caches leave the controller nothing to do for
+	// key: an informer event of a settled key enqueues nothing. Most events of a cluster
+	// are another controller's step, and a reconcile that only finds its gate closed costs
+	// a queue round trip, a worker's wake-up and a deadline. Resyncs, requeues and keys a
+	// replica's lease brings still enqueue: they are the safety net if Settled is wrong.
+	// It must be true only where a reconcile would return at once with no side effect.
+	Settled func(key string) bool
 }
 
 // Clock is the time source of the controller's delayed requeues.
@@ -168,11 +175,14 @@ type Informer interface {
 	GetStore() cache.Store
 }
 
-// Watch enqueues keyFor(obj) on every add, update and delete of the informer, and on
-// each resync.
+// Watch enqueues keyFor(obj) on every add, update and delete of the informer (except a
+// key Options.Settled says is settled), and on each resync.
 func (c *Controller) Watch(inf Informer, keyFor KeyFunc) error {
 	enqueue := func(obj any) {
 		for _, k := range keyFor(obj) {
+			if c.opts.Settled != nil && c.opts.Settled(k) {
+				continue
+			}
 			if c.opts.EventDelay > 0 {
 				c.delayed.after(k, c.opts.EventDelay)
 				continue

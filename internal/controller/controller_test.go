@@ -468,6 +468,8 @@ func TestReconcileIsCutAtItsDeadline(t *testing.T) {
 // handOperatedInformer delivers the events a test hands it to its one handler.
 type handOperatedInformer struct {
 	handler cache.ResourceEventHandler
+	// store is what resyncs list; nil lists nothing.
+	store cache.Store
 }
 
 type syncedRegistration struct{}
@@ -480,6 +482,9 @@ func (i *handOperatedInformer) AddEventHandler(h cache.ResourceEventHandler) (ca
 }
 
 func (i *handOperatedInformer) GetStore() cache.Store {
+	if i.store != nil {
+		return i.store
+	}
 	return cache.NewStore(cache.MetaNamespaceKeyFunc)
 }
 
@@ -533,4 +538,31 @@ func TestWithoutEventDelayEventsEnqueueAtOnce(t *testing.T) {
 	inf.handler.OnAdd("k", false)
 	expectKey(t, seen, "k", "enqueued at once")
 	assert.Zero(t, clk.pending(), "no timer")
+}
+
+// An event of a key Options.Settled calls settled enqueues nothing; an event of any other
+// key does, and a resync enqueues every cached key, settled or not: it is the safety net
+// of a filter that is wrong.
+func TestSettledKeysAreNotEnqueuedByEvents(t *testing.T) {
+	seen := make(chan string, 10)
+	h := newHarness(t, Options{Workers: 1, Settled: func(key string) bool { return key == "settled" }}, func(_ context.Context, key string) (Result, error) {
+		seen <- key
+		return Result{}, nil
+	})
+	store := cache.NewStore(func(obj any) (string, error) { return obj.(string), nil })
+	require.NoError(t, store.Add("settled"))
+	inf := &handOperatedInformer{store: store}
+	require.NoError(t, h.ctrl.Watch(inf, func(obj any) []string { return []string{obj.(string)} }))
+	h.run(t)
+
+	inf.handler.OnAdd("settled", false)
+	inf.handler.OnUpdate("settled", "settled")
+	inf.handler.OnDelete("settled")
+	inf.handler.OnAdd("open", false)
+	// One worker takes keys in order: a settled key enqueued above would come first.
+	expectKey(t, seen, "open", "an event of an unsettled key")
+	assert.Empty(t, seen, "no event of the settled key reached the reconcile")
+
+	h.ctrl.enqueueCached(func(string) bool { return true })
+	expectKey(t, seen, "settled", "a resync enqueues the settled key too")
 }

@@ -43,6 +43,10 @@ type Definition[E any] struct {
 	Triggers func(E) []Trigger
 	// New builds the reconcile function.
 	New func(E, Settings) (ReconcileFunc, error)
+	// Settled, when set, builds the controller's event filter (Options.Settled): the
+	// gate its reconcile checks first, read from the same caches. It is built after New,
+	// from the same environment, so it may read state New's reconciler keeps.
+	Settled func(E) func(key string) bool
 }
 
 // Runtime is what every controller of a process shares: metrics, logger, and the retry
@@ -91,6 +95,9 @@ func buildOne[E any](env E, rt Runtime, def Definition[E], s Settings) (*Control
 		Metrics:          rt.Metrics,
 		Logger:           rt.Logger,
 		Ownership:        rt.Ownership,
+	}
+	if def.Settled != nil {
+		opts.Settled = def.Settled(env)
 	}
 	if rt.RateLimiter != nil {
 		opts.RateLimiter = rt.RateLimiter()
