@@ -156,16 +156,10 @@ func (p *placementController) settled(key string) bool {
 	if err != nil || spc == nil || api.ClusterDeleting(cluster) {
 		return false
 	}
-	createdInClusterService := cluster.Properties.ServiceProvider().ClusterServiceID != ""
-	intended := spc.Properties.IntendedManagementCluster()
-	if intended == "" {
-		return createdInClusterService || api.ClusterEnded(cluster)
+	if spc.Properties.IntendedManagementCluster() != "" {
+		return p.intentStands(cluster, spc)
 	}
-	if createdInClusterService || spc.Properties.ObservedManagementCluster() != "" {
-		return true
-	}
-	mc, err := p.mcs.Get(intended)
-	return err == nil && provisionShard(mc) != ""
+	return cluster.Properties.ServiceProvider().ClusterServiceID != "" || api.ClusterEnded(cluster)
 }
 
 func (p *placementController) reconcile(ctx context.Context, key string) (controller.Result, error) {

@@ -23,6 +23,17 @@ const (
 // vanished waits to be placed again.
 const ReasonReplacing = "Replacing"
 
+// intentStands: the intent of a placed cluster is beyond replacing, because Cluster
+// Service has the cluster (or observed where it is), or the intended MC is cached with a
+// provision shard. Otherwise only a read of the store can say whether the MC vanished.
+func (p *placementController) intentStands(c *api.Cluster, spc *api.ServiceProviderCluster) bool {
+	if c.Properties.ServiceProvider().ClusterServiceID != "" || spc.Properties.ObservedManagementCluster() != "" {
+		return true
+	}
+	cached, err := p.mcs.Get(spc.Properties.IntendedManagementCluster())
+	return err == nil && provisionShard(cached) != ""
+}
+
 // replaceIfIntendedVanished withdraws placement's intent when the intended MC was
 // deleted, or lost its provision shard, before Cluster Service got the cluster: the
 // cluster could never be created there, and would wait for ever. It is the one case in
@@ -31,14 +42,11 @@ const ReasonReplacing = "Replacing"
 // cluster, spec never changes. The reservation on the old MC is released first, then the
 // intent is cleared; the SPC event that follows places the cluster afresh.
 func (p *placementController) replaceIfIntendedVanished(ctx context.Context, c *api.Cluster, spc *api.ServiceProviderCluster) (controller.Result, error) {
+	if p.intentStands(c, spc) {
+		return controller.Result{}, nil
+	}
 	sp := c.Properties.ServiceProvider()
-	if sp.ClusterServiceID != "" || spc.Properties.ObservedManagementCluster() != "" {
-		return controller.Result{}, nil
-	}
 	intended := spc.Properties.IntendedManagementCluster()
-	if cached, err := p.mcs.Get(intended); err == nil && provisionShard(cached) != "" {
-		return controller.Result{}, nil
-	}
 	// The cache says the MC or its shard is missing; only the store can say so for sure.
 	why, err := p.intendedVanished(ctx, intended)
 	if err != nil || why == "" {

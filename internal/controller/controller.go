@@ -422,8 +422,8 @@ func LoggerFrom(ctx context.Context) *slog.Logger {
 }
 
 // keyLogger is a reconcile's logger, keyed by its resource ID when it is first asked
-// for: most reconciles find nothing to do and log nothing, and keying a logger
-// allocates (about 36 reconciles per cluster in the backend, most of them no-ops).
+// for: most reconciles log nothing (a requeue finding its wait still on, a resync
+// finding nothing to do), and keying a logger allocates.
 type keyLogger struct {
 	base *slog.Logger
 	key  string
