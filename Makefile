@@ -163,7 +163,7 @@ clean:
 ## the emulator's latency and feed throughput, then the scenario runner: the whole pipeline,
 ## 50 MCs and a burst of 2,000 clusters, on the memory store (8 ms modelled per request)
 ## and on the emulator (5 ms added per request), each with 20 placement workers and then 1,
-## with CPU, heap, queue waits, requests and CS calls per cluster. Writes
+## with CPU, allocations, heap, queue waits, requests and CS calls per cluster. Writes
 ## _output/bench/summary.json and chart.svg. BENCH_FLAGS=--profile=large runs 200 MCs and
 ## 10,000 clusters. Long-running; not part of `make test`.
 BENCH_FLAGS ?=

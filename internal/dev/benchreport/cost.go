@@ -18,6 +18,8 @@ type Cost struct {
 	// BackendCPUScope names.
 	BackendCPUSeconds float64
 	BackendCPUScope   string
+	// BackendAllocBytes is what the same process allocated on its heap during the run.
+	BackendAllocBytes float64
 	// FleetCPUSeconds is the CPU spent during the run by what FleetCPUScope names.
 	FleetCPUSeconds float64
 	FleetCPUScope   string
@@ -55,6 +57,7 @@ type QueueWait struct {
 type CostStats struct {
 	BackendCPUMillisecondsPerCluster float64 `json:"backend_cpu_ms_per_cluster"`
 	BackendCPUScope                  string  `json:"backend_cpu_scope"`
+	BackendAllocKBPerCluster         float64 `json:"backend_alloc_kb_per_cluster"`
 	FleetCPUMillisecondsPerCluster   float64 `json:"fleet_cpu_ms_per_cluster"`
 	FleetCPUScope                    string  `json:"fleet_cpu_scope"`
 	HeapBytesPerCachedDocument       float64 `json:"heap_bytes_per_cached_document"`
@@ -75,6 +78,7 @@ func (r Run) costStats() CostStats {
 	out := CostStats{
 		BackendCPUMillisecondsPerCluster:  ratio(1000*c.BackendCPUSeconds, clusters),
 		BackendCPUScope:                   c.BackendCPUScope,
+		BackendAllocKBPerCluster:          ratio(c.BackendAllocBytes/1024, clusters),
 		FleetCPUMillisecondsPerCluster:    ratio(1000*c.FleetCPUSeconds, clusters),
 		FleetCPUScope:                     c.FleetCPUScope,
 		HeapBytesPerCachedDocument:        ratio(c.HeapBytes, c.CachedDocuments),
@@ -164,13 +168,13 @@ func costTables(runs []Run) []costTable {
 	}
 	perRun := costTable{
 		title:  "Cost per cluster (412s per placement)",
-		header: []string{"RUN", "BACKEND CPU MS/CLUSTER", "FLEET CPU MS/CLUSTER", "HEAP BYTES/CACHED DOC", "COSMOS REQ/CLUSTER", "412/PLACEMENT", "CS CALLS/CLUSTER"},
+		header: []string{"RUN", "BACKEND CPU MS/CLUSTER", "BACKEND ALLOC KB/CLUSTER", "FLEET CPU MS/CLUSTER", "HEAP BYTES/CACHED DOC", "COSMOS REQ/CLUSTER", "412/PLACEMENT", "CS CALLS/CLUSTER"},
 	}
 	scopes := costTable{title: "What the CPU and heap figures cover", header: []string{"RUN", "BACKEND CPU", "FLEET CPU", "HEAP"}}
 	for i, r := range runs {
 		s := stats[i]
 		perRun.rows = append(perRun.rows, []string{labels[i],
-			fmt.Sprintf("%.2f", s.BackendCPUMillisecondsPerCluster), fmt.Sprintf("%.2f", s.FleetCPUMillisecondsPerCluster),
+			fmt.Sprintf("%.2f", s.BackendCPUMillisecondsPerCluster), fmt.Sprintf("%.0f", s.BackendAllocKBPerCluster), fmt.Sprintf("%.2f", s.FleetCPUMillisecondsPerCluster),
 			fmt.Sprintf("%.0f", s.HeapBytesPerCachedDocument), fmt.Sprintf("%.2f", s.CosmosRequestsPerCluster),
 			fmt.Sprintf("%.3f", r.Stats().ConflictsPerPlacement), fmt.Sprintf("%.2f", s.ClusterServiceCallsPerCluster)})
 		scopes.rows = append(scopes.rows, []string{labels[i], orDash(s.BackendCPUScope), orDash(s.FleetCPUScope), orDash(s.HeapScope)})

@@ -20,7 +20,7 @@ func costRun(workers int) Run {
 		Store: "emulator", Workers: workers, ManagementClusters: 5, Clusters: 100, Placements: 80,
 		Elapsed: 10 * time.Second, Latencies: durations(10, 20), CosmosRequests: 700, Conflicts: 8,
 		Cost: Cost{
-			BackendCPUSeconds: 1.2, BackendCPUScope: "backend process",
+			BackendCPUSeconds: 1.2, BackendCPUScope: "backend process", BackendAllocBytes: 51_200_000,
 			FleetCPUSeconds: 0.5, FleetCPUScope: "runner process",
 			HeapBytes: 3_000_000, HeapScope: "backend heap", CachedDocuments: 300,
 			QueueWait: map[string]QueueWait{"PlacementController": {Items: 120, MeanSeconds: 0.044, P99Seconds: 0.5}},
@@ -39,6 +39,7 @@ func TestCostStatsArePerCluster(t *testing.T) {
 	assert.Equal(t, CostStats{
 		BackendCPUMillisecondsPerCluster:  12, // 1.2 s over 100 clusters
 		BackendCPUScope:                   "backend process",
+		BackendAllocKBPerCluster:          500, // 51.2 MB over 100 clusters
 		FleetCPUMillisecondsPerCluster:    5,
 		FleetCPUScope:                     "runner process",
 		HeapBytesPerCachedDocument:        10_000, // 3 MB over 300 documents
@@ -68,7 +69,7 @@ func TestSummaryCarriesTheCost(t *testing.T) {
 	require.NoError(t, json.Unmarshal(doc["emulator"]["workers_20"], &stats))
 	cost := stats.Cost
 	for field, want := range map[string]any{
-		"backend_cpu_ms_per_cluster": 12.0, "backend_cpu_scope": "backend process", "fleet_cpu_ms_per_cluster": 5.0,
+		"backend_cpu_ms_per_cluster": 12.0, "backend_cpu_scope": "backend process", "backend_alloc_kb_per_cluster": 500.0, "fleet_cpu_ms_per_cluster": 5.0,
 		"heap_bytes_per_cached_document": 10000.0, "cosmos_requests_per_cluster": 7.0, "cluster_service_calls_per_cluster": 2.8,
 	} {
 		assert.Equal(t, want, cost[field], field)
@@ -85,7 +86,7 @@ func TestWriteCostTables(t *testing.T) {
 	require.NoError(t, WriteCostTables(&b, []Run{costRun(20)}))
 	out := b.String()
 	for _, want := range []string{
-		"Cost per cluster", "emulator, 20 workers", "12.00", "5.00", "10000", "7.00", "0.100", "2.80",
+		"Cost per cluster", "emulator, 20 workers", "12.00", "500", "5.00", "10000", "7.00", "0.100", "2.80",
 		"backend process", "runner process", "backend heap",
 		"PlacementController", "44.0ms / 500.0ms",
 		"PlacementController replace", "2.000", "none change_feed", "4.000", "PlacementController (all)", "3.000",

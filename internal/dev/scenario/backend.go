@@ -134,6 +134,7 @@ func (b *inProcessBackend) counters(context.Context) (counters, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	c.heapBytes = float64(ms.HeapAlloc)
+	c.allocBytes = float64(ms.TotalAlloc)
 	return c, nil
 }
 

@@ -45,6 +45,7 @@ func cost(store string, clusters int, w window, csLog []fakeclusterservice.Reque
 	c := w.counters
 	out := benchreport.Cost{
 		BackendCPUSeconds:   c.cpuSeconds,
+		BackendAllocBytes:   c.allocBytes,
 		HeapBytes:           max(c.heapBytes, 0),
 		CachedDocuments:     float64(cachedPerCluster * clusters),
 		QueueWait:           map[string]benchreport.QueueWait{},

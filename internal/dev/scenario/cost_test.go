@@ -40,6 +40,8 @@ workqueue_queue_duration_seconds_sum{name="PlacementController"} 0.01
 workqueue_queue_duration_seconds_count{name="PlacementController"} 5
 # TYPE process_cpu_seconds_total counter
 process_cpu_seconds_total 3
+# TYPE go_memstats_alloc_bytes_total counter
+go_memstats_alloc_bytes_total 2e6
 # TYPE go_memstats_heap_alloc_bytes gauge
 go_memstats_heap_alloc_bytes 1e6
 `)
@@ -58,6 +60,8 @@ workqueue_queue_duration_seconds_sum{name="PlacementController"} 4.01
 workqueue_queue_duration_seconds_count{name="PlacementController"} 105
 # TYPE process_cpu_seconds_total counter
 process_cpu_seconds_total 4.2
+# TYPE go_memstats_alloc_bytes_total counter
+go_memstats_alloc_bytes_total 5.32e7
 # TYPE go_memstats_heap_alloc_bytes gauge
 go_memstats_heap_alloc_bytes 4e6
 # TYPE go_memstats_next_gc_bytes gauge
@@ -78,6 +82,7 @@ go_gc_gogc_percent 100
 
 	got := cost(StoreEmulator, 100, w, log)
 	assert.InDelta(t, 1.2, got.BackendCPUSeconds, 1e-9)
+	assert.InDelta(t, 5.12e7, got.BackendAllocBytes, 1e-3, "the allocations between the scrapes")
 	assert.Equal(t, 0.75, got.FleetCPUSeconds)
 	assert.Equal(t, scopeBackendProcess, got.BackendCPUScope)
 	assert.Equal(t, scopeRunnerProcess, got.FleetCPUScope)
@@ -107,6 +112,7 @@ go_gc_gogc_percent 100
 	// And through the report: per cluster.
 	stats := benchreport.Run{Store: StoreEmulator, Clusters: 100, Placements: 100, Cost: got}.Stats().Cost
 	assert.InDelta(t, 12.0, stats.BackendCPUMillisecondsPerCluster, 1e-9)
+	assert.InDelta(t, 500.0, stats.BackendAllocKBPerCluster, 1e-9, "51.2 MB over 100 clusters")
 	assert.InDelta(t, 10_000.0, stats.HeapBytesPerCachedDocument, 1e-9)
 	assert.InDelta(t, 0.2, stats.ConflictsPerPlacementByController["PlacementController"], 1e-9)
 	assert.InDelta(t, 0.04, stats.ClusterServiceCallsPerCluster, 1e-9)

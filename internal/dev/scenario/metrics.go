@@ -29,6 +29,7 @@ const (
 	// The Go and process collectors of the binaries' shell (internal/process).
 	metricProcessCPU = "process_cpu_seconds_total"
 	metricHeapAlloc  = "go_memstats_heap_alloc_bytes"
+	metricAllocBytes = "go_memstats_alloc_bytes_total"
 	metricNextGC     = "go_memstats_next_gc_bytes"
 	metricGOGC       = "go_gc_gogc_percent"
 )
@@ -59,6 +60,10 @@ type counters struct {
 	// backend's the runner's own (see inProcessBackend.counters).
 	cpuSeconds float64
 	heapBytes  float64
+	// allocBytes is what the process allocated on the heap in all (go_memstats_alloc_bytes_total,
+	// or the in-process backend's runtime.MemStats.TotalAlloc): steadier than CPU on a
+	// shared machine, and what the collector's share of the CPU follows.
+	allocBytes float64
 }
 
 // promHistogram is a Prometheus promHistogram's cumulative state: its observation count and sum,
@@ -149,6 +154,8 @@ func countersOf(families []*dto.MetricFamily) counters {
 				c.queueWait[name] = c.queueWait[name].combine(promHistogramOf(m.GetHistogram()), 1)
 			case metricProcessCPU:
 				c.cpuSeconds += v
+			case metricAllocBytes:
+				c.allocBytes += v
 			case metricHeapAlloc:
 				heapAlloc += m.GetGauge().GetValue()
 			case metricNextGC:
@@ -208,6 +215,7 @@ func (c counters) combine(o counters, sign float64) counters {
 	out.charge = c.charge + sign*o.charge
 	out.panics = c.panics + sign*o.panics
 	out.cpuSeconds = c.cpuSeconds + sign*o.cpuSeconds
+	out.allocBytes = c.allocBytes + sign*o.allocBytes
 	out.heapBytes = c.heapBytes + sign*o.heapBytes
 	for name, h := range c.queueWait {
 		out.queueWait[name] = out.queueWait[name].combine(h, 1)

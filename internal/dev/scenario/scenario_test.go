@@ -62,6 +62,7 @@ func TestBenchMeasuresEveryRunAndWritesTheReport(t *testing.T) {
 		// them, its Cluster Service create, the placement queue's wait, the process's CPU.
 		c := r.Cost
 		assert.Positive(t, c.BackendCPUSeconds)
+		assert.Positive(t, c.BackendAllocBytes)
 		assert.Equal(t, scopeWholeProcess, c.BackendCPUScope)
 		assert.Equal(t, float64(cachedPerCluster*o.Clusters), c.CachedDocuments)
 		assert.Equal(t, float64(o.Clusters), c.Requests["CreateServiceProviderCluster"]["create"], "one SPC create per cluster, by its controller")
