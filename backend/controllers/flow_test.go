@@ -33,6 +33,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/dev/cosmostest"
 	"github.com/hcpsched/hcpsched/internal/dev/emulator"
 	"github.com/hcpsched/hcpsched/internal/dev/fakeclusterservice"
+	"github.com/hcpsched/hcpsched/internal/dev/storetap"
 	"github.com/hcpsched/hcpsched/internal/placement"
 )
 
@@ -781,14 +782,14 @@ func (f *faults) Patch(ctx context.Context, pk, id string, ops []database.PatchO
 		if writesIntent && f.roll(f.crash) {
 			return database.Item{}, errCrash
 		}
-		item, err := f.Container.Patch(ctx, pk, id, ops, opts)
+		stored, answer, err := storetap.Patch(ctx, f.Container, pk, id, ops, opts)
 		if err == nil {
-			if spc, decErr := api.Decode[api.ServiceProviderClusterProperties](item.Body); decErr == nil && spc.Properties.IntendedManagementCluster() != "" && writesIntent {
+			if spc, decErr := api.Decode[api.ServiceProviderClusterProperties](stored.Body); decErr == nil && spc.Properties.IntendedManagementCluster() != "" && writesIntent {
 				rid, _ := spc.ParsedResourceID()
 				f.specWritten(rid.Parent().Key(), spc.Properties.IntendedManagementCluster())
 			}
 		}
-		return item, err
+		return answer, err
 	}
 	return f.Container.Patch(ctx, pk, id, ops, opts)
 }

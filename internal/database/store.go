@@ -157,6 +157,11 @@ type PatchOptions struct {
 	// The cosmos store sends it to Cosmos as is; the memory store evaluates a subset
 	// (see the memory package) and refuses anything else.
 	Condition string
+	// Minimal asks for the answer without the stored document (Cosmos's
+	// "Prefer: return=minimal"): the Item carries ID, PartitionKey and the new ETag, and
+	// no Body. A caller that knows what it stored (a patch under IfMatch applied to the
+	// very version it holds) saves the store sending the document and itself decoding it.
+	Minimal bool
 }
 
 // Pointer spells a path of field names as a patch operation's JSON pointer: "~" is "~0"

@@ -209,6 +209,7 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []database.Pat
 		return database.Item{}, &database.OpError{Op: "patch", Container: c.name, PartitionKey: pk, ID: id, Kind: database.ErrBadRequest, Err: err}
 	}
 	opts := writeOptions
+	opts.EnableContentResponseOnWrite = !popts.Minimal
 	if popts.IfMatch != "" {
 		etag := azcore.ETag(popts.IfMatch)
 		opts.IfMatchEtag = &etag
@@ -216,6 +217,9 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []database.Pat
 	resp, err := c.client.PatchItem(ctx, azcosmos.NewPartitionKeyString(pk), id, patch, &opts)
 	if err != nil {
 		return database.Item{}, c.opError("patch", pk, id, err)
+	}
+	if popts.Minimal {
+		return database.Item{ID: id, PartitionKey: pk, ETag: string(resp.ETag)}, nil
 	}
 	return itemFrom(resp.Value), nil
 }

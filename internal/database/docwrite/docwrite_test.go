@@ -242,6 +242,18 @@ func TestUpdate(t *testing.T) {
 			stored := w.stored(t)
 			require.NotNil(t, res.Stored)
 			assert.Equal(t, stored.ETag, res.Stored.ETag, "Stored is what the store holds")
+			// The patch asks for no document back: Stored is the changed copy, stamped,
+			// with the cached version's _ts (a lower bound of the write's).
+			require.Len(t, w.fleet.guards, 1)
+			assert.True(t, w.fleet.guards[0].Minimal, "the patch asks for the minimal answer")
+			assert.LessOrEqual(t, res.Stored.Timestamp, stored.Timestamp)
+			withStoredTS := *res.Stored
+			withStoredTS.Timestamp = stored.Timestamp
+			want, err := api.Encode(stored)
+			require.NoError(t, err)
+			got, err := api.Encode(&withStoredTS)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(got), "Stored is the document the store holds")
 			assert.Equal(t, w.cached.InstanceVersion()+1, stored.InstanceVersion())
 			assert.False(t, api.IsConditionTrue(stored.Properties.Status.Conditions, api.ManagementClusterConditionReady))
 			require.Len(t, w.cache.assumed, 1)

@@ -68,10 +68,13 @@ func (s *Store) Container(name string) database.Container {
 type entry struct {
 	id, partitionKey string
 	etag             string
-	body             []byte
-	ts               int64
-	lsn              int64
-	expiresAt        int64 // unix seconds; 0 = never
+	// rid is _rid, which Cosmos assigns a document when it is created and keeps through
+	// every later write of it.
+	rid       string
+	body      []byte
+	ts        int64
+	lsn       int64
+	expiresAt int64 // unix seconds; 0 = never
 }
 
 func (e *entry) item() database.Item {
@@ -203,6 +206,9 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []database.Pat
 		return database.Item{}, c.opError("patch", pk, id, status, err)
 	}
 	c.commit(e)
+	if opts.Minimal {
+		return database.Item{ID: e.id, PartitionKey: e.partitionKey, ETag: e.etag}, nil
+	}
 	return e.item(), nil
 }
 
@@ -306,7 +312,10 @@ func (c *Container) stageValid(parts map[string]map[string]*entry, pk, id string
 	}
 	now := c.now()
 	lsn := c.lsn + 1
-	e := &entry{id: docID, partitionKey: pk, ts: now.Unix(), lsn: lsn}
+	e := &entry{id: docID, partitionKey: pk, ts: now.Unix(), lsn: lsn, rid: fmt.Sprintf("mem%d", lsn)}
+	if cur := c.lookupIn(parts, pk, docID); replace && cur != nil {
+		e.rid = cur.rid
+	}
 	e.etag = fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", len(c.name), lsn)
 	if raw, ok := doc.get("ttl"); ok {
 		var ttl int64
@@ -321,7 +330,7 @@ func (c *Container) stageValid(parts map[string]map[string]*entry, pk, id string
 	for _, k := range systemProperties {
 		doc.remove(k)
 	}
-	doc.set("_rid", rawjson.AppendString(nil, fmt.Sprintf("mem%d", lsn)))
+	doc.set("_rid", rawjson.AppendString(nil, e.rid))
 	doc.set("_self", rawjson.AppendString(nil, fmt.Sprintf("dbs/memory/colls/%s/docs/%s/", c.name, docID)))
 	doc.set("_etag", rawjson.AppendString(nil, e.etag))
 	doc.set("_attachments", []byte(`"attachments/"`))

@@ -46,6 +46,7 @@ func Run(t *testing.T, newContainer NewContainer) {
 	t.Run("PatchGuards", func(t *testing.T) { testPatchGuards(t, newContainer(t)) })
 	t.Run("PatchKeepsOtherFieldsOfFixtures", func(t *testing.T) { testPatchFixtures(t, newContainer(t)) })
 	t.Run("PatchInChangeFeed", func(t *testing.T) { testPatchFeed(t, newContainer(t)) })
+	t.Run("PatchMinimalAnswer", func(t *testing.T) { testPatchMinimal(t, newContainer(t)) })
 	t.Run("PatchInBatch", func(t *testing.T) { testPatchInBatch(t, newContainer(t)) })
 }
 

@@ -336,6 +336,7 @@ func testPatchFeed(t *testing.T, c database.Container) {
 	assert.Equal(t, patched.ETag, items[0].ETag)
 	assert.Equal(t, 6.0, field(t, items[0].Body, "properties", "count"))
 	assert.NotNil(t, field(t, items[0].Body, "_lsn"))
+	assert.Equal(t, field(t, created.Body, "_rid"), field(t, items[0].Body, "_rid"), "_rid is the document's, kept through its writes")
 
 	again, _ := feedItems(t, c, database.ChangeFeedOptions{PartitionKey: pk, Continuation: cont})
 	assert.Empty(t, again, "and only once")
@@ -344,6 +345,32 @@ func testPatchFeed(t *testing.T, c database.Container) {
 	require.Len(t, all, 2)
 	assert.Equal(t, []string{other.ID, id}, []string{all[0].ID, all[1].ID}, "the patched document moved to the end of the feed")
 	assert.Equal(t, 6.0, field(t, all[1].Body, "properties", "count"))
+}
+
+// testPatchMinimal: a patch that asks for the minimal answer is applied all the same, and
+// answers with the new etag and no document; a refused one is refused the same way.
+func testPatchMinimal(t *testing.T, c database.Container) {
+	const pk = "sub-patch-minimal"
+	id, body := doc(pk, api.ClusterResourceType, "min", ","+patchProperties)
+	created, err := c.Create(ctx(t), pk, body)
+	require.NoError(t, err)
+	ops := []database.PatchOperation{op(database.PatchIncrement, "/properties/count", "1")}
+
+	patched, err := c.Patch(ctx(t), pk, id, ops, database.PatchOptions{IfMatch: created.ETag, Minimal: true})
+	require.NoError(t, err)
+	assert.Empty(t, patched.Body, "no document in a minimal answer")
+	assert.Equal(t, id, patched.ID)
+	assert.Equal(t, pk, patched.PartitionKey)
+	require.NotEmpty(t, patched.ETag, "the new etag is in a minimal answer")
+	assert.NotEqual(t, created.ETag, patched.ETag)
+
+	read, err := c.Get(ctx(t), pk, id)
+	require.NoError(t, err)
+	assert.Equal(t, patched.ETag, read.ETag, "the answer's etag is the stored version's")
+	assert.Equal(t, 6.0, field(t, read.Body, "properties", "count"), "the patch was applied")
+
+	_, err = c.Patch(ctx(t), pk, id, ops, database.PatchOptions{IfMatch: created.ETag, Minimal: true})
+	assert.ErrorIs(t, err, database.ErrPreconditionFailed, "a stale If-Match is refused as without Minimal")
 }
 
 func testPatchInBatch(t *testing.T, c database.Container) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/storetap"
 )
 
 // Hooks sit between the controllers and the store (New(t, WithStore(hooks.Wrap))): they
@@ -134,15 +135,11 @@ func (c *hookedContainer) Patch(ctx context.Context, pk, id string, ops []databa
 	c.runBefore()
 	h.inflight.RLock()
 	defer h.inflight.RUnlock()
-	item, err := c.Container.Patch(ctx, pk, id, ops, opts)
-	var body []byte
-	if err == nil {
-		body = item.Body
-	}
+	stored, answer, err := storetap.Patch(ctx, c.Container, pk, id, ops, opts)
 	h.mu.Lock()
-	h.replaces = append(h.replaces, RecordedWrite{Container: c.Name(), Body: body, Patch: ops, Err: err})
+	h.replaces = append(h.replaces, RecordedWrite{Container: c.Name(), Body: stored.Body, Patch: ops, Err: err})
 	h.mu.Unlock()
-	return item, err
+	return answer, err
 }
 
 func (c *hookedContainer) Create(ctx context.Context, pk string, body []byte) (database.Item, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/hcpsched/hcpsched/internal/api"
 	"github.com/hcpsched/hcpsched/internal/controller"
 	"github.com/hcpsched/hcpsched/internal/database"
+	"github.com/hcpsched/hcpsched/internal/dev/storetap"
 )
 
 // Write is one field a controller changed in one type of document.
@@ -109,11 +110,11 @@ func (c *container) Patch(ctx context.Context, pk, id string, ops []database.Pat
 	// patch was guarded on it (or, unguarded, nothing else wrote in between; tests that
 	// record do not race foreign writers against unguarded patches).
 	before, getErr := c.Container.Get(ctx, pk, id)
-	item, err := c.Container.Patch(ctx, pk, id, ops, opts)
+	stored, answer, err := storetap.Patch(ctx, c.Container, pk, id, ops, opts)
 	if err == nil && getErr == nil && (opts.IfMatch == "" || before.ETag == opts.IfMatch) {
-		c.record(ctx, before.Body, item.Body)
+		c.record(ctx, before.Body, stored.Body)
 	}
-	return item, err
+	return answer, err
 }
 
 func (c *container) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
