@@ -35,7 +35,7 @@ func cachedCluster(clusters *informers.Lister[api.ClusterProperties], key string
 // cachedServiceProviderCluster returns the cluster's SPC, or nil while the cache has
 // none; its creation is an event that brings the caller back.
 func cachedServiceProviderCluster(spcs *informers.Lister[api.ServiceProviderClusterProperties], cluster *api.ResourceID) (*api.ServiceProviderCluster, error) {
-	spc, err := spcs.Get(api.ServiceProviderClusterResourceID(cluster).String())
+	spc, err := spcs.Get(api.ServiceProviderClusterID(cluster))
 	if errors.Is(err, database.ErrNotFound) {
 		return nil, nil
 	}

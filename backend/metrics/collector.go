@@ -156,7 +156,7 @@ func (c *Collector) collectClusters(ch chan<- prometheus.Metric) {
 		var intended, observed string
 		var placedAt time.Time
 		var unmappable bool
-		if spc, err := c.spcs.Get(api.ServiceProviderClusterResourceID(rid).String()); err == nil {
+		if spc, err := c.spcs.Get(api.ServiceProviderClusterID(rid)); err == nil {
 			intended = spc.Properties.IntendedManagementCluster()
 			observed = spc.Properties.ObservedManagementCluster()
 			if spc.Properties.Spec != nil {
@@ -312,7 +312,7 @@ func (c *Collector) reservedAt(clusterID string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	spc, err := c.spcs.Get(api.ServiceProviderClusterResourceID(rid).String())
+	spc, err := c.spcs.Get(api.ServiceProviderClusterID(rid))
 	if err == nil && spc.Properties.Spec != nil && !spc.Properties.Spec.ManagementClusterPlacementTime.IsZero() {
 		return spc.Properties.Spec.ManagementClusterPlacementTime, true
 	}

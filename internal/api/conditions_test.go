@@ -55,6 +55,8 @@ func TestFleetIDs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "sub", pk)
 	assert.Equal(t, api.ServiceProviderClusterResourceType, api.ServiceProviderClusterResourceID(cluster).ResourceType())
+	assert.Equal(t, api.ServiceProviderClusterResourceID(cluster).String(), api.ServiceProviderClusterID(cluster), "the string form is the ResourceID's")
+	assert.Equal(t, "/subscriptions/SUB/resourceGroups/r/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/C/serviceProviderClusters/default", api.ServiceProviderClusterID(cluster))
 	// The fixtures' ids confirm the builders match ARO-HCP's.
 	assert.Equal(t, "a426e643-d4f4-5585-b911-5546d03248aa", api.CosmosID(api.SchedulingResourceID(api.ManagementClusterResourceID("1")).String()))
 }

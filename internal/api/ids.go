@@ -31,8 +31,20 @@ func CapacityReadDesireResourceID(mc *ResourceID) *ResourceID {
 // ServiceProviderClusterResourceID is a cluster's singleton SPC, keeping the cluster ID's
 // casing as ARO-HCP does.
 func ServiceProviderClusterResourceID(cluster *ResourceID) *ResourceID {
-	return cluster.Child("serviceProviderClusters", "default")
+	return cluster.Child(serviceProviderClustersType, serviceProviderClusterName)
 }
+
+// ServiceProviderClusterID is ServiceProviderClusterResourceID(cluster).String() without
+// building the ResourceID: the cache lookup every cluster-keyed controller makes on each
+// pass and each event filter, where the parsed form would be garbage at once.
+func ServiceProviderClusterID(cluster *ResourceID) string {
+	return cluster.String() + "/" + serviceProviderClustersType + "/" + serviceProviderClusterName
+}
+
+const (
+	serviceProviderClustersType = "serviceProviderClusters"
+	serviceProviderClusterName  = "default"
+)
 
 // FleetPartitionKey is the lowercased stamp name of a fleet resource.
 func FleetPartitionKey(rid *ResourceID) (string, error) {
