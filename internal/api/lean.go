@@ -147,17 +147,28 @@ func leanPlanFor(t reflect.Type) *leanPlan {
 	return p
 }
 
+// isLevel reports whether t is a codec level: a struct with an Object. The encoder asks
+// for every field value it writes, so the answer is kept per type rather than found again
+// by walking the struct's fields through reflect.
 func isLevel(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
+	if v, ok := levelTypes.Load(t); ok {
+		return v.(bool)
+	}
+	level := false
 	for i := range t.NumField() {
 		if t.Field(i).Type == objectType {
-			return true
+			level = true
+			break
 		}
 	}
-	return false
+	levelTypes.Store(t, level)
+	return level
 }
+
+var levelTypes sync.Map // reflect.Type -> bool
 
 // buildLeanPlan runs with leanPlanMu held.
 func buildLeanPlan(t reflect.Type) *leanPlan {

@@ -256,6 +256,27 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkEncode is the encoding docwrite makes twice per write (the cached copy and the
+// changed one), of a document as a full and as a lean cache holds it.
+func BenchmarkEncode(b *testing.B) {
+	data := arohcp.Get("hcpcluster-accepted-with-tags.json")
+	for _, dec := range []struct {
+		name   string
+		decode func([]byte) (*api.Cluster, error)
+	}{{"full", api.Decode[api.ClusterProperties]}, {"lean", api.DecodeLean[api.ClusterProperties]}} {
+		b.Run(dec.name, func(b *testing.B) {
+			doc, err := dec.decode(data)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := api.Encode(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // Values that repeat across documents (resource types, locations, enumerations) are held
 // once by every lean document; values of one document's own are not shared.
 func TestDecodeLeanInternsRepeatedValues(t *testing.T) {
