@@ -28,23 +28,33 @@ const (
 	tick   = 2 * time.Millisecond
 )
 
-// feedStore is a memory store whose change feed skips the documents a test hides, to
-// play a feed that has not delivered a write yet.
+// feedStore is a memory store whose change feed holds back the documents a test hides,
+// to play a feed that has not delivered a write yet, until the test releases them.
 type feedStore struct {
 	database.Store
 	mu     sync.Mutex
 	hidden map[string]bool
+	// held are the hidden documents' feed items by container, in feed order.
+	held map[string][]database.Item
 }
 
 func (s *feedStore) Container(name string) database.Container {
 	return feedContainer{Container: s.Store.Container(name), store: s}
 }
 
-// hide keeps every later write of the document of Cosmos id out of the change feed.
+// hide holds every later write of the document of Cosmos id back from the change feed.
 func (s *feedStore) hide(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hidden[id] = true
+}
+
+// release lets the feed deliver what it held of the document of Cosmos id, first on its
+// next page, and every later write of it.
+func (s *feedStore) release(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.hidden, id)
 }
 
 type feedContainer struct {
@@ -56,12 +66,22 @@ func (c feedContainer) ChangeFeed(ctx context.Context, opts database.ChangeFeedO
 	page, err := c.Container.ChangeFeed(ctx, opts)
 	c.store.mu.Lock()
 	defer c.store.mu.Unlock()
-	kept := page.Items[:0]
-	for _, it := range page.Items {
-		if !c.store.hidden[it.ID] {
+	var kept, stillHeld []database.Item
+	for _, it := range c.store.held[c.Name()] {
+		if c.store.hidden[it.ID] {
+			stillHeld = append(stillHeld, it)
+		} else {
 			kept = append(kept, it)
 		}
 	}
+	for _, it := range page.Items {
+		if c.store.hidden[it.ID] {
+			stillHeld = append(stillHeld, it)
+		} else {
+			kept = append(kept, it)
+		}
+	}
+	c.store.held[c.Name()] = stillHeld
 	page.Items = kept
 	return page, err
 }
@@ -75,7 +95,7 @@ type world struct {
 }
 
 func newWorld(t testing.TB) *world {
-	s := &feedStore{Store: memory.New(), hidden: map[string]bool{}}
+	s := &feedStore{Store: memory.New(), hidden: map[string]bool{}, held: map[string][]database.Item{}}
 	return &world{t: t, store: s, fleet: s.Container(api.FleetContainer), resources: s.Container(api.ResourcesContainer)}
 }
 

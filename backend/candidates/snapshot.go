@@ -58,6 +58,10 @@ type Snapshot struct {
 // entry is one parsed MC and the listed clusters its costs were counted with.
 type entry struct {
 	mc *placement.MC
+	// mcETag and schedulingETag are the versions mc was parsed from ("" for no scheduling
+	// document), and model the model it was parsed with.
+	mcETag, schedulingETag string
+	model                  *placement.Model
 	// listed maps the key of each cluster the MC lists to its kind when it was parsed;
 	// known says whether the cache had it.
 	listed map[string]listedCluster
@@ -218,7 +222,15 @@ func (s *Snapshot) refreshWith(key, changed string) {
 			sched = d
 		}
 	}
-	e := &entry{listed: map[string]listedCluster{}}
+	if changed == "" && old.parsedFrom(mc, sched, s.model) {
+		// The change feed's copy of a write this process already parsed when it assumed
+		// it (each reservation, each mirrored report): the MC would parse the same.
+		return
+	}
+	e := &entry{listed: map[string]listedCluster{}, mcETag: mc.ETag, model: s.model}
+	if sched != nil {
+		e.schedulingETag = sched.ETag
+	}
 	e.mc = s.model.NewMC(mc, sched, func(id string) (placement.Cluster, bool) {
 		k := informers.KeyOf(id)
 		if was, ok := old.listedCluster(k); ok && k != changed {
@@ -246,6 +258,19 @@ func (s *Snapshot) refreshWith(key, changed string) {
 	}
 	s.changed = true
 	s.tell(oldMC, e.mc)
+}
+
+// parsedFrom reports whether e was parsed from these very versions of the MC and its
+// scheduling document, with this model. Versions are told by _etag, so a document without
+// one (never one the store returned) is never the same.
+func (e *entry) parsedFrom(mc *api.ManagementCluster, sched *api.ManagementClusterScheduling, model *placement.Model) bool {
+	if e == nil || e.model != model || mc.ETag == "" || e.mcETag != mc.ETag {
+		return false
+	}
+	if sched == nil {
+		return e.schedulingETag == ""
+	}
+	return sched.ETag != "" && e.schedulingETag == sched.ETag
 }
 
 // unlist forgets that the MC key lists the clusters old listed, but those in keep.

@@ -260,6 +260,45 @@ func TestAssumedWriteIsInTheNextView(t *testing.T) {
 	}
 }
 
+// The change feed's copy of a write this process assumed is the version the snapshot
+// parsed at once: its event parses nothing again, while a write of another version does.
+func TestFeedCopyOfAnAssumedWriteParsesNothing(t *testing.T) {
+	w := newWorld(t)
+	assumedMC := w.mc(api.ManagementClusterResourceID("1"))
+	otherMC := w.mc(api.ManagementClusterResourceID("2"))
+	w.scheduling(assumedMC, report{ceiling: 30})
+	w.scheduling(otherMC, report{ceiling: 30})
+	s, c := w.start(placement.DefaultConfig())
+
+	id := api.CosmosID(api.SchedulingResourceID(assumedMC).String())
+	w.store.hide(id)
+	written := w.editScheduling(assumedMC, func(st *api.SchedulingStatus) {
+		st.PendingAssignedClusters = append(st.PendingAssignedClusters, clusterID("reserved").Key())
+	})
+	c.ManagementClusterSchedulings().Assume(written)
+	parsed := mcIn(s.Current(), assumedMC)
+	require.Equal(t, 1, parsed.Reservations(), "the assumed write is parsed at once")
+
+	// The feed brings the assumed version, then a write of the other MC: handlers run in
+	// order, so once the second shows, the first event has been handled too.
+	w.store.release(id)
+	w.editScheduling(otherMC, func(st *api.SchedulingStatus) {
+		st.ObservedResources.Requests[api.SwiftNIC] = "12"
+	})
+	leftIs(t, s, otherMC, 18, "the later write")
+	stored, ok, err := c.ManagementClusterSchedulings().GetStore().GetByKey(api.SchedulingResourceID(assumedMC).Key())
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, written.ETag, stored.(interface{ GetResourceVersion() string }).GetResourceVersion(), "the feed delivered the assumed version")
+	assert.Same(t, parsed, mcIn(s.Current(), assumedMC), "the feed's copy of the assumed version was not parsed again")
+
+	w.editScheduling(assumedMC, func(st *api.SchedulingStatus) {
+		st.ObservedResources.Requests[api.SwiftNIC] = "9"
+	})
+	after := leftIs(t, s, assumedMC, 18, "a newer version of the assumed MC") // 30, less 9 requested and 3 reserved
+	assert.NotSame(t, parsed, after, "a new version is parsed")
+}
+
 // A cluster an MC lists as not ready or reserved is charged 3 swift NICs while the cache
 // does not know it; once it arrives it costs what its kind costs (1 for a SWIFT
 // single-replica HCP, 0 for one without VNet integration), an update that leaves its
