@@ -171,6 +171,7 @@ bench: emulator-deps
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/placement/
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/informers/
 	$(GO) test -run '^$$' -bench . ./internal/dev/emulator/
+	$(GO) test -run '^$$' -bench . ./internal/database/cosmos/
 	$(GO) run ./cmd/scenario bench $(BENCH_FLAGS)
 
 ## chaos: the pipeline with more demand than capacity, under faults for at least a minute
