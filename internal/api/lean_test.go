@@ -224,14 +224,18 @@ func FuzzDecodeLean(f *testing.F) {
 	})
 }
 
+// clusterDecoders are the two ways a cache decodes a cluster document, for benchmarks that
+// compare them.
+var clusterDecoders = []struct {
+	name   string
+	decode func([]byte) (*api.Cluster, error)
+}{{"full", api.Decode[api.ClusterProperties]}, {"lean", api.DecodeLean[api.ClusterProperties]}}
+
 // BenchmarkDecode compares Decode and DecodeLean on a cluster document: time per decode,
 // and the heap a decoded document holds (over 1,000 kept alive).
 func BenchmarkDecode(b *testing.B) {
 	data := arohcp.Get("hcpcluster-accepted-with-tags.json")
-	for _, dec := range []struct {
-		name   string
-		decode func([]byte) (*api.Cluster, error)
-	}{{"full", api.Decode[api.ClusterProperties]}, {"lean", api.DecodeLean[api.ClusterProperties]}} {
+	for _, dec := range clusterDecoders {
 		b.Run(dec.name, func(b *testing.B) {
 			const kept = 1000
 			docs := make([]*api.Cluster, kept)
@@ -260,10 +264,7 @@ func BenchmarkDecode(b *testing.B) {
 // changed one), of a document as a full and as a lean cache holds it.
 func BenchmarkEncode(b *testing.B) {
 	data := arohcp.Get("hcpcluster-accepted-with-tags.json")
-	for _, dec := range []struct {
-		name   string
-		decode func([]byte) (*api.Cluster, error)
-	}{{"full", api.Decode[api.ClusterProperties]}, {"lean", api.DecodeLean[api.ClusterProperties]}} {
+	for _, dec := range clusterDecoders {
 		b.Run(dec.name, func(b *testing.B) {
 			doc, err := dec.decode(data)
 			require.NoError(b, err)
