@@ -313,8 +313,10 @@ func (c *Container) stageValid(parts map[string]map[string]*entry, pk, id string
 	now := c.now()
 	lsn := c.lsn + 1
 	e := &entry{id: docID, partitionKey: pk, ts: now.Unix(), lsn: lsn, rid: fmt.Sprintf("mem%d", lsn)}
-	if cur := c.lookupIn(parts, pk, docID); replace && cur != nil {
-		e.rid = cur.rid
+	if replace {
+		if cur := c.lookupIn(parts, pk, docID); cur != nil {
+			e.rid = cur.rid
+		}
 	}
 	e.etag = fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", len(c.name), lsn)
 	if raw, ok := doc.get("ttl"); ok {
