@@ -42,7 +42,9 @@ func BenchmarkPatch(b *testing.B) {
 		}
 		etag := item.ETag
 		for i := 0; pb.Next(); i++ {
-			ops := []database.PatchOperation{{Kind: database.PatchSet, Path: "/properties/hcpschedBenchProbe", Value: fmt.Appendf(nil, "%d", i)}}
+			// A field ARO-HCP writes, in the shape it writes it.
+			ops := []database.PatchOperation{{Kind: database.PatchSet, Path: "/properties/serviceProviderProperties/clusterServiceID",
+				Value: fmt.Appendf(nil, "%q", fmt.Sprintf("/api/aro_hcp/v1alpha1/clusters/bench%d", i))}}
 			out, err := c.Patch(context.Background(), pk, item.ID, ops, database.PatchOptions{IfMatch: etag, Minimal: true})
 			if err != nil {
 				b.Error(err)
