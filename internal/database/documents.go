@@ -35,16 +35,22 @@ func GetLean[P any](ctx context.Context, c Container, partitionKey, resourceID s
 
 // Create stores a new typed document (instanceVersion 1) and returns what was stored.
 func Create[P any](ctx context.Context, c Container, doc *api.Document[P]) (*api.Document[P], error) {
-	doc.PrepareCreate()
-	body, err := api.Encode(doc)
-	if err != nil {
-		return nil, err
-	}
-	item, err := c.Create(ctx, doc.PartitionKey, body)
+	item, err := CreateItem(ctx, c, doc)
 	if err != nil {
 		return nil, err
 	}
 	return DecodeItem[P](item)
+}
+
+// CreateItem is Create without decoding the store's answer, for a caller that decodes it
+// its own way (docwrite, as its cache decodes).
+func CreateItem[P any](ctx context.Context, c Container, doc *api.Document[P]) (Item, error) {
+	doc.PrepareCreate()
+	body, err := api.Encode(doc)
+	if err != nil {
+		return Item{}, err
+	}
+	return c.Create(ctx, doc.PartitionKey, body)
 }
 
 // Replace writes doc back under If-Match on the _etag it was read with, bumping

@@ -129,6 +129,44 @@ func TestWriteThroughDecodesAsTheFeedDoes(t *testing.T) {
 	}
 }
 
+// A document this process creates through docwrite enters the overlay as the change feed
+// will bring it: lean in a lean informer (none of the system properties it does not
+// declare), whole in a full one. A lean cache given the whole document would keep it
+// whole through every later write, which starts from the cached copy.
+func TestCreateWritesThroughAsTheFeedDecodes(t *testing.T) {
+	for _, docs := range []informers.Documents{informers.LeanDocuments, informers.FullDocuments} {
+		t.Run(docs.String(), func(t *testing.T) {
+			store := memory.New()
+			factory, err := informers.NewFactory(store, informers.Options{Registerer: prometheus.NewRegistry(), Documents: docs})
+			require.NoError(t, err)
+			schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
+			c := store.Container(api.FleetContainer)
+
+			doc := schedulingDoc("Stamp-1")
+			res, err := docwrite.New(c, schedulings).Create(t.Context(), doc)
+			require.NoError(t, err)
+			require.Equal(t, docwrite.Written, res.Outcome)
+
+			assumed, err := schedulings.Lister().Get(doc.ResourceID)
+			require.NoError(t, err)
+			got, err := api.Encode(assumed)
+			require.NoError(t, err)
+			if docs == informers.LeanDocuments {
+				assert.NotContains(t, string(got), "_self", "a lean cache keeps no undeclared field")
+			} else {
+				assert.Contains(t, string(got), "_self", "a full cache keeps every field")
+			}
+			stored, err := c.Get(t.Context(), doc.PartitionKey, doc.ID)
+			require.NoError(t, err)
+			fromFeed, err := schedulings.DecodeStored(stored.Body)
+			require.NoError(t, err)
+			want, err := api.Encode(fromFeed)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(got))
+		})
+	}
+}
+
 // BenchmarkByIndexWithAssumedWrites reads one index value while many writes of this
 // process wait for the change feed, as in a burst: the cost should not grow with them.
 func BenchmarkByIndexWithAssumedWrites(b *testing.B) {

@@ -310,13 +310,20 @@ func applyChange[P any](doc *api.Document[P], owned Fields, change func(*api.Doc
 
 // Create stores doc, a new document, unless one with its id exists already, which is
 // LostRace and not an error: whoever created it first wins, and readers see that one.
+// The store's answer is decoded as the cache decodes its change feed (decodeStored): a
+// lean cache given the whole document would keep it whole, through every later write
+// that starts from the cached copy, until the process restarts.
 func (w Writer[P]) Create(ctx context.Context, doc *api.Document[P]) (Result[P], error) {
-	stored, err := database.Create(ctx, w.container, doc)
+	item, err := database.CreateItem(ctx, w.container, doc)
 	if errors.Is(err, database.ErrConflict) {
 		return Result[P]{Outcome: LostRace}, nil
 	}
 	if err != nil {
 		return Result[P]{}, fmt.Errorf("creating %s in %s: %w", doc.ResourceID, w.container.Name(), err)
+	}
+	stored, err := w.decodeStored(item)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("decoding %s as created: %w", doc.ResourceID, err)
 	}
 	w.cache.Assume(stored)
 	return Result[P]{Outcome: Written, Stored: stored}, nil
