@@ -57,19 +57,25 @@ func CreateItem[P any](ctx context.Context, c Container, doc *api.Document[P]) (
 // instanceVersion. doc must be the caller's own copy (see api.Document.DeepCopy); it is
 // stamped in place.
 func Replace[P any](ctx context.Context, c Container, doc *api.Document[P]) (*api.Document[P], error) {
-	if doc.ETag == "" {
-		return nil, &OpError{Op: "replace", Container: c.Name(), ID: doc.ID, PartitionKey: doc.PartitionKey, Kind: ErrIfMatchRequired}
-	}
-	doc.PrepareReplace()
-	body, err := api.Encode(doc)
-	if err != nil {
-		return nil, err
-	}
-	item, err := c.Replace(ctx, doc.PartitionKey, doc.ID, body, doc.ETag)
+	item, err := ReplaceItem(ctx, c, doc)
 	if err != nil {
 		return nil, err
 	}
 	return DecodeItem[P](item)
+}
+
+// ReplaceItem is Replace without decoding the store's answer, for a caller that decodes
+// it its own way (docwrite, as its cache decodes).
+func ReplaceItem[P any](ctx context.Context, c Container, doc *api.Document[P]) (Item, error) {
+	if doc.ETag == "" {
+		return Item{}, &OpError{Op: "replace", Container: c.Name(), ID: doc.ID, PartitionKey: doc.PartitionKey, Kind: ErrIfMatchRequired}
+	}
+	doc.PrepareReplace()
+	body, err := api.Encode(doc)
+	if err != nil {
+		return Item{}, err
+	}
+	return c.Replace(ctx, doc.PartitionKey, doc.ID, body, doc.ETag)
 }
 
 // SoftDelete deletes the way ARO-HCP does: deletionTimestamp, a short ttl and a bumped

@@ -263,12 +263,17 @@ func (w Writer[P]) replaceFresh(ctx context.Context, cached *api.Document[P], ow
 	if updated == nil {
 		return Result[P]{Outcome: Unchanged}, nil
 	}
-	stored, err := database.Replace(ctx, w.container, updated)
+	item, err = database.ReplaceItem(ctx, w.container, updated)
 	switch {
 	case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
 		return Result[P]{Outcome: LostRace}, nil
 	case err != nil:
 		return Result[P]{}, fmt.Errorf("replacing %s in %s: %w", cached.ResourceID, w.container.Name(), err)
+	}
+	// The fresh copy holds every field; the cache is given what it keeps of the answer.
+	stored, err := w.decodeStored(item)
+	if err != nil {
+		return Result[P]{}, fmt.Errorf("decoding %s as replaced: %w", cached.ResourceID, err)
 	}
 	w.cache.Assume(stored)
 	return Result[P]{Outcome: Written, Stored: stored}, nil

@@ -35,6 +35,14 @@ func (c *recordingCache[P]) Assume(d *api.Document[P]) {
 	c.assumed = append(c.assumed, d)
 }
 
+// leanRecordingCache is a recordingCache that decodes what the store answers as a lean
+// informer does (StoredDecoder).
+type leanRecordingCache[P any] struct{ recordingCache[P] }
+
+func (c *leanRecordingCache[P]) DecodeStored(body []byte) (*api.Document[P], error) {
+	return api.DecodeLean[P](body)
+}
+
 // countingContainer counts the requests that reach the store, remembers the patches
 // sent, and can fail the next request of a kind with a given error.
 type countingContainer struct {
