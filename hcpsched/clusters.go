@@ -198,7 +198,7 @@ func (r *region) otherReservation(entry, mcID string) clustersReservation {
 	if err != nil {
 		cluster = nil
 	}
-	spc, err := r.caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
+	spc, err := r.caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterID(rid))
 	if err != nil {
 		spc = nil
 	}

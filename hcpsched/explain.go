@@ -190,7 +190,7 @@ func (r *region) explain(id *api.ResourceID) (*explainReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cached cluster %s: %w", id, err)
 	}
-	spc, err := r.caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
+	spc, err := r.caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterID(rid))
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		spc = nil

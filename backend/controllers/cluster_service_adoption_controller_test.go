@@ -160,7 +160,7 @@ func TestUnmappableClusterServiceIDIsSaidOnce(t *testing.T) {
 	assert.True(t, placement.UnmappableRecorded(controllertest.GetCluster(t, w.Resources, rid), spc), "the metrics count it as unmappable, not backlog")
 	assert.Contains(t, w.Logs.String(), "leaving it unplaced")
 
-	cached, err := w.Caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
+	cached, err := w.Caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterID(rid))
 	require.NoError(t, err)
 	require.Equal(t, spc.ETag, cached.ETag, "the write is in the cache at once")
 	w.CS.ResetRequests()

@@ -26,7 +26,7 @@ func TestCreateServiceProviderCluster(t *testing.T) {
 
 		spc := controllertest.GetSPC(t, w.Resources, rid)
 		require.NotNil(t, spc)
-		assert.Equal(t, api.ServiceProviderClusterResourceID(rid).String(), spc.ResourceID)
+		assert.Equal(t, api.ServiceProviderClusterID(rid), spc.ResourceID)
 		assert.Equal(t, api.ServiceProviderClusterResourceType, spc.ResourceType)
 		assert.Equal(t, strings.ToLower(rid.SubscriptionID), spc.PartitionKey)
 		assert.Equal(t, api.CosmosID(spc.ResourceID), spc.ID)
@@ -82,7 +82,7 @@ func TestCreatedSPCIsCachedAtOnce(t *testing.T) {
 
 	_, err := r.Reconcile(rid.Key())
 	require.NoError(t, err)
-	cached, err := w.Caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterResourceID(rid).String())
+	cached, err := w.Caches.ServiceProviderClusters().Lister().Get(api.ServiceProviderClusterID(rid))
 	require.NoError(t, err, "the created SPC is in the cache without waiting for the change feed")
 	assert.Equal(t, controllertest.GetSPC(t, w.Resources, rid).ETag, cached.ETag)
 }

@@ -885,7 +885,7 @@ func runConcurrentPlacement(t *testing.T, store database.Store, poll time.Durati
 	intent := func(cluster string) string {
 		rid := api.MustParseResourceID(cluster)
 		pk, _ := api.ResourcesPartitionKey(rid)
-		spc, err := database.Get[api.ServiceProviderClusterProperties](t.Context(), resources, pk, api.ServiceProviderClusterResourceID(rid).String())
+		spc, err := database.Get[api.ServiceProviderClusterProperties](t.Context(), resources, pk, api.ServiceProviderClusterID(rid))
 		require.NoError(t, err)
 		return strings.ToLower(spc.Properties.IntendedManagementCluster())
 	}

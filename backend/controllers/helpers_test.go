@@ -486,5 +486,5 @@ func softDeleteSPC(t *testing.T, resources database.Container, cluster *api.Reso
 }
 
 func spcItemID(cluster *api.ResourceID) string {
-	return api.CosmosID(api.ServiceProviderClusterResourceID(cluster).String())
+	return api.CosmosID(api.ServiceProviderClusterID(cluster))
 }

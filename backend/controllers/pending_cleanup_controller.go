@@ -209,8 +209,8 @@ func JudgeReservation(cluster *api.Cluster, spc *api.ServiceProviderCluster, mc 
 // point read: only the store can say that an SPC is gone. nil means confirmed gone
 // (not found, or soft-deleted).
 func (p *pendingCleanupController) serviceProviderCluster(ctx context.Context, cluster *api.ResourceID) (*api.ServiceProviderCluster, error) {
-	id := api.ServiceProviderClusterResourceID(cluster)
-	spc, err := p.spcs.Get(id.String())
+	id := api.ServiceProviderClusterID(cluster)
+	spc, err := p.spcs.Get(id)
 	if err == nil {
 		return spc, nil
 	}
@@ -218,7 +218,7 @@ func (p *pendingCleanupController) serviceProviderCluster(ctx context.Context, c
 	if err != nil {
 		return nil, err
 	}
-	spc, err = database.Get[api.ServiceProviderClusterProperties](ctx, p.resources, pk, id.String())
+	spc, err = database.Get[api.ServiceProviderClusterProperties](ctx, p.resources, pk, id)
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		return nil, nil

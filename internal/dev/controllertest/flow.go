@@ -96,7 +96,7 @@ func GetCluster(t testing.TB, resources database.Container, rid *api.ResourceID)
 func GetSPC(t testing.TB, resources database.Container, cluster *api.ResourceID) *api.ServiceProviderCluster {
 	t.Helper()
 	spc, err := database.Get[api.ServiceProviderClusterProperties](t.Context(), resources,
-		strings.ToLower(cluster.SubscriptionID), api.ServiceProviderClusterResourceID(cluster).String())
+		strings.ToLower(cluster.SubscriptionID), api.ServiceProviderClusterID(cluster))
 	if err != nil {
 		require.ErrorIs(t, err, database.ErrNotFound)
 		return nil

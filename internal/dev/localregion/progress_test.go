@@ -231,7 +231,7 @@ func setCondition(t *testing.T, w *world, i int, status, reason, message string)
 	rid := w.clusters[i].rid
 	pk, err := api.ResourcesPartitionKey(rid)
 	require.NoError(t, err)
-	doc, err := database.Get[api.ServiceProviderClusterProperties](ctx, resources, pk, api.ServiceProviderClusterResourceID(rid).String())
+	doc, err := database.Get[api.ServiceProviderClusterProperties](ctx, resources, pk, api.ServiceProviderClusterID(rid))
 	require.NoError(t, err)
 	doc.Properties.Status = &api.ServiceProviderClusterStatus{Placement: &api.PlacementStatus{Conditions: []api.Condition{{
 		Type: placement.ConditionCapacityAvailable, Status: status, Reason: reason, Message: message, LastTransitionTime: time.Now(),

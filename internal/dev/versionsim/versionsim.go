@@ -170,7 +170,7 @@ func (s *Simulator) reconcile(ctx context.Context, key string) (controller.Resul
 	if err != nil {
 		return controller.Result{}, nil
 	}
-	spc, err := s.spcs.Get(api.ServiceProviderClusterResourceID(clusterID).String())
+	spc, err := s.spcs.Get(api.ServiceProviderClusterID(clusterID))
 	if errors.Is(err, database.ErrNotFound) {
 		// hcpsched's CreateServiceProviderCluster has not written it yet; its add event
 		// brings the key back.
