@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,7 +202,11 @@ func BenchmarkByIndexWithAssumedWrites(b *testing.B) {
 func TestFeedTakesTheDecodedCopyOfOwnWrites(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store := memory.New()
+	// The write is stored a second after the document was created: the write's own copy
+	// does not know its _ts (the patch asks for no document back), the feed's does.
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC).Unix())
+	store := memory.New(memory.WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }))
 	factory, err := informers.NewFactory(store, informers.Options{PollInterval: 20 * time.Millisecond, Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	schedulings := informers.NewCaches(factory).ManagementClusterSchedulings()
@@ -221,6 +226,7 @@ func TestFeedTakesTheDecodedCopyOfOwnWrites(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return cachedFromFeed() != nil }, 5*time.Second, time.Millisecond)
 
+	clock.Add(1)
 	res, err := docwrite.New(c, schedulings).Update(ctx, cachedFromFeed(), docwrite.Fields{"properties.status.pendingAssignedClusters"},
 		func(d *api.ManagementClusterScheduling) error {
 			d.Properties.Status.PendingAssignedClusters = []string{"/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"}

@@ -250,9 +250,11 @@ func decoder[P any](docs Documents) func(database.Item) (decodedItem, error) {
 // writtenCopy returns the decoded copy of a feed item that is a write this process made
 // through docwrite: the overlay holds what the store returned for it, decoded as the feed
 // decodes (Informer.DecodeStored), and the item is that very version (same _etag). It
-// differs only in _lsn, which Cosmos adds to feed items alone and the caches order
-// writes by, so the copy takes the item's. Most of what a busy backend's feed brings is
-// its own writes, each decoded already when it was written.
+// differs only in what Cosmos stamps the item with: _lsn, which Cosmos adds to feed items
+// alone and the caches order writes by, and _ts, which a patch's copy holds only as a
+// lower bound (docwrite asks for no document back). The copy takes the item's. Most of
+// what a busy backend's feed brings is its own writes, each decoded already when it was
+// written.
 func writtenCopy[P any](overlay *assumed) func(database.Item, string) (decodedItem, bool) {
 	return func(item database.Item, resourceID string) (decodedItem, bool) {
 		if resourceID == "" || item.ETag == "" {
@@ -266,24 +268,36 @@ func writtenCopy[P any](overlay *assumed) func(database.Item, string) (decodedIt
 		if !ok || o.Doc == nil {
 			return decodedItem{}, false
 		}
-		lsn, err := feedLSN(item.Body)
+		lsn, ts, err := feedStamps(item.Body)
 		if err != nil {
 			return decodedItem{}, false
 		}
 		doc := *o.Doc // shared, never changed: cached documents are read-only
 		doc.LSN = lsn
+		if ts != 0 {
+			doc.Timestamp = ts
+		}
 		copied := &Object[P]{Name: o.Name, Doc: &doc}
 		return decodedItem{obj: copied, key: copied.Name, deleted: doc.IsDeleted()}, true
 	}
 }
 
-// feedLSN reads a change-feed item's _lsn (0 when it has none).
-func feedLSN(body []byte) (int64, error) {
-	fields, err := rawjson.Fields(body, "_lsn")
-	if err != nil || fields[0] == nil {
-		return 0, err
+// feedStamps reads a change-feed item's _lsn and _ts (0 for one it lacks).
+func feedStamps(body []byte) (lsn, ts int64, err error) {
+	fields, err := rawjson.Fields(body, "_lsn", "_ts")
+	if err != nil {
+		return 0, 0, err
 	}
-	return strconv.ParseInt(string(fields[0]), 10, 64)
+	var out [2]int64
+	for i, f := range fields {
+		if f == nil {
+			continue
+		}
+		if out[i], err = strconv.ParseInt(string(f), 10, 64); err != nil {
+			return 0, 0, err
+		}
+	}
+	return out[0], out[1], nil
 }
 
 // Start runs every pump and informer until ctx ends.
