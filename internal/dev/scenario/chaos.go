@@ -311,6 +311,35 @@ func (r *chaosRun) sample() {
 	r.watchMu.Unlock()
 }
 
+// misplacedWait bounds landMisplaced's wait: a kill can leave the cluster's shard with
+// no owner until its lease expires, and the runner may kill once more meanwhile.
+const misplacedWait = 2 * time.Minute
+
+// landMisplaced creates cluster 1, whose pin Cluster Service ignores, and waits until the
+// change feeds show where Cluster Service put it, before any other cluster exists. Cluster
+// Service places it without asking whether that MC has room, so it must land while every
+// MC has room: created with the others, a kill could hold its create back (its key's
+// shard waits for a lease to expire) until placement had filled the MC it lands on, and
+// the ceiling check would charge hcpsched with Cluster Service's overbooking. From the
+// moment it is seen there, every placement must count it.
+func (r *chaosRun) landMisplaced(ctx context.Context) error {
+	r.s.progressf("creating %s first, whose pin Cluster Service ignores", path.Base(r.misplaced))
+	if err := r.s.createCluster(ctx, 1); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, misplacedWait)
+	defer cancel()
+	for {
+		if c := r.view.snapshot(r.since(), r.kind).clusters[r.misplaced]; c.observed != "" {
+			r.note("%s is on %s, not on %s where it was pinned", path.Base(r.misplaced), c.observed, c.intended)
+			return nil
+		}
+		if !sleepCtx(ctx, r.view.interval) {
+			return fmt.Errorf("the change feeds did not show where Cluster Service put %s within %s", path.Base(r.misplaced), misplacedWait)
+		}
+	}
+}
+
 func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 	s, c := r.s, r.c
 	report := &ChaosReport{Injected: map[string]int{}}
@@ -402,7 +431,10 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 	seeded := make(chan error, 1)
 	bg.Go(func() { seeded <- r.seedServiceProviderClusters(seedCtx) })
 
-	if err := s.createClusters(ctx); err != nil {
+	if err := r.landMisplaced(ctx); err != nil {
+		return report, err
+	}
+	if err := s.createClusters(ctx, 2); err != nil {
 		return report, err
 	}
 	if err := <-killed; err != nil {

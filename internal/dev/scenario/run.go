@@ -72,7 +72,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.createClusters(ctx); err != nil {
+	if err := s.createClusters(ctx, 1); err != nil {
 		return nil, err
 	}
 	final, err := s.waitUntil(ctx, "settled", func(p progress) bool { return p.settled(o.Clusters) })
@@ -219,17 +219,17 @@ func (s *session) counters(ctx context.Context) (counters, error) {
 	return sum, nil
 }
 
-// createClusters creates the run's clusters as a burst from DefaultCreators writers, or
-// one every 1/Rate seconds, and returns once all are stored. The run's clock starts
-// here unless it already runs.
-func (s *session) createClusters(ctx context.Context) error {
+// createClusters creates the run's clusters, from cluster number from on, as a burst from
+// DefaultCreators writers, or one every 1/Rate seconds, and returns once all are stored.
+// The run's clock starts here unless it already runs.
+func (s *session) createClusters(ctx context.Context, from int) error {
 	// A chaos run sets it first: its goroutines read it while the clusters are created.
 	if s.began.IsZero() {
 		s.began = time.Now()
 	}
-	s.progressf("creating %d clusters %s", s.o.Clusters, map[bool]string{true: "as a burst", false: fmt.Sprintf("at %.1f/s", s.o.Rate)}[s.o.Rate == 0])
+	s.progressf("creating %d clusters %s", s.o.Clusters-from+1, map[bool]string{true: "as a burst", false: fmt.Sprintf("at %.1f/s", s.o.Rate)}[s.o.Rate == 0])
 	next := make(chan int)
-	errs := make(chan error, s.o.Clusters)
+	errs := make(chan error, max(s.o.Clusters-from+1, 0))
 	go func() {
 		defer close(next)
 		var tick <-chan time.Time
@@ -238,8 +238,8 @@ func (s *session) createClusters(ctx context.Context) error {
 			defer t.Stop()
 			tick = t.C
 		}
-		for n := 1; n <= s.o.Clusters; n++ {
-			if tick != nil && n > 1 {
+		for n := from; n <= s.o.Clusters; n++ {
+			if tick != nil && n > from {
 				select {
 				case <-tick:
 				case <-ctx.Done():
@@ -297,6 +297,12 @@ func (s *session) createCluster(ctx context.Context, n int) error {
 		}
 		s.addSeeded(seeded)
 	}
+	// The kind is known before the document is written: the backend may place the cluster
+	// (and the checker see its reservation) before the write's answer comes back, and a
+	// cluster the run cannot name a kind for costs the checker as much as a SWIFT HA one.
+	s.seededMu.Lock()
+	s.kinds[strings.ToLower(doc.ResourceID)] = kind
+	s.seededMu.Unlock()
 	resources := s.region.store.Container(api.ResourcesContainer)
 	if err := createWithRetries(ctx, func() error {
 		_, err := database.Create(ctx, resources, sub.DeepCopy())
@@ -311,9 +317,6 @@ func (s *session) createCluster(ctx context.Context, n int) error {
 		return fmt.Errorf("creating cluster %d: %w", n, err)
 	}
 	s.obs.recordCreated(doc.ResourceID, now)
-	s.seededMu.Lock()
-	s.kinds[strings.ToLower(doc.ResourceID)] = kind
-	s.seededMu.Unlock()
 	return nil
 }
 

@@ -162,7 +162,7 @@ func TestEndStateChecksCatchWhatTheyClaim(t *testing.T) {
 	s, err := open(ctx, o)
 	require.NoError(t, err)
 	defer s.close()
-	require.NoError(t, s.createClusters(ctx))
+	require.NoError(t, s.createClusters(ctx, 1))
 	_, err = s.waitUntil(ctx, "settled", func(p progress) bool { return p.settled(o.Clusters) })
 	require.NoError(t, err)
 	resources := s.region.store.Container(api.ResourcesContainer)
