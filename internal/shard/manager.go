@@ -599,25 +599,33 @@ func (m *Manager) balanceLocked(now time.Time, fair int) (release []write, acqui
 }
 
 // handBack writes each drained shard's lease free, so a successor takes it at once.
+//
+// A 412 or a 404 leaves the lease as it was, held and being handed back: it says the
+// document changed, not who holds it now, and the next tick's read settles it. Another
+// replica's name there ends the lease (observeLocked); this replica's own, still, means
+// the write was refused without a change (as the emulator's injected 412s are), and the
+// hand-back is written again with the etag just read. Taking a 412 as the end of the
+// lease instead left the shard to nobody: every other replica saw it still held and
+// waited for it to expire.
 func (m *Manager) handBack(ctx context.Context, ws []write) error {
 	var errs []error
 	for _, w := range ws {
 		id := m.shardID(w.lease.index)
 		body := m.doc(kindShard, w.lease.index, "", m.clock.Now())
 		item, err := m.cfg.Container.Replace(ctx, m.cfg.Group, id, body, w.etag)
-		m.mu.Lock()
-		if err == nil || errors.Is(err, database.ErrPreconditionFailed) || errors.Is(err, database.ErrNotFound) {
+		switch {
+		case err == nil:
+			m.mu.Lock()
 			w.lease.held, w.lease.releasing = false, false
 			if w.lease.timer != nil {
 				w.lease.timer.Stop()
 			}
-			if err == nil {
-				w.lease.seen = observation{etag: item.ETag, at: m.clock.Now()}
-				m.logger.Info("handed a shard back", "shard", w.lease.index)
-			}
-		}
-		m.mu.Unlock()
-		if err != nil && !errors.Is(err, database.ErrPreconditionFailed) && !errors.Is(err, database.ErrNotFound) {
+			w.lease.seen = observation{etag: item.ETag, at: m.clock.Now()}
+			m.logger.Info("handed a shard back", "shard", w.lease.index)
+			m.mu.Unlock()
+		case errors.Is(err, database.ErrPreconditionFailed), errors.Is(err, database.ErrNotFound):
+			m.logger.Info("handing a shard back was refused; the next read says who holds it", "shard", w.lease.index, "error", err.Error())
+		default:
 			errs = append(errs, fmt.Errorf("handing back %s: %w", id, err))
 		}
 	}

@@ -2,9 +2,11 @@ package shard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -182,6 +184,57 @@ func TestAShardIsHandedBackOnlyOnceItsClaimsAreReleased(t *testing.T) {
 		round(t, clock, fmt.Sprintf("claims released, round %d", i), a, b)
 	}
 	assert.Len(t, b.Owned(), DefaultShards/2)
+}
+
+// A 412 on a hand-back is no proof that another replica took the shard: the emulator's
+// injected 412s change nothing, and a replica that took the 412 as the end of its lease
+// left the shard to nobody, since every other replica saw the lease still held and waited
+// for it to expire (in a chaos run, with a kill on top, 30 s without placement or create
+// for a cluster of that shard). The next read says who holds it, and the hand-back is
+// written again.
+func TestAHandBackRefusedWithoutAChangeIsWrittenAgain(t *testing.T) {
+	clock := newTestClock()
+	leases := memory.New().Container(DefaultLeaseContainer)
+	refusing := &refusingHandBacks{Container: leases, refused: map[string]bool{}}
+	a, b := newManager(t, refusing, clock, "a"), newManager(t, leases, clock, "b")
+	round(t, clock, "a alone", a)
+	require.Len(t, a.Owned(), DefaultShards)
+
+	// Well within a lease duration: b must not have to wait for a's leases to expire.
+	for i := range 4 {
+		round(t, clock, fmt.Sprintf("b joins, round %d", i), a, b)
+	}
+	assert.Len(t, refusing.refusedIDs(), DefaultShards/2, "every hand-back was refused once")
+	assert.Len(t, a.Owned(), DefaultShards/2)
+	assert.Len(t, b.Owned(), DefaultShards/2, "b took the handed-back shards without waiting for their leases to expire")
+}
+
+// refusingHandBacks answers the first hand-back of each shard (a Replace that frees the
+// lease) 412 without writing it, as the emulator's injected 412s do.
+type refusingHandBacks struct {
+	database.Container
+	mu      sync.Mutex
+	refused map[string]bool
+}
+
+func (c *refusingHandBacks) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+	var d leaseDoc
+	if err := json.Unmarshal(body, &d); err == nil && d.Kind == kindShard && d.HolderIdentity == "" {
+		c.mu.Lock()
+		first := !c.refused[id]
+		c.refused[id] = true
+		c.mu.Unlock()
+		if first {
+			return database.Item{}, fmt.Errorf("replace %s: %w", id, database.ErrPreconditionFailed)
+		}
+	}
+	return c.Container.Replace(ctx, pk, id, body, ifMatch)
+}
+
+func (c *refusingHandBacks) refusedIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Sorted(maps.Keys(c.refused))
 }
 
 func TestAReplicaThatCannotRenewStopsBeforeAnotherTakesOver(t *testing.T) {
