@@ -552,8 +552,8 @@ func (m *Manager) fairShareLocked(now time.Time) int {
 }
 
 // balanceLocked marks the held shards above the fair share for hand-back (the highest
-// first) and picks, from an offset of this replica's own, the shards to take up to it:
-// free ones first, then those seen unchanged for a lease duration.
+// first), picks the shards to take up to it (toAcquireLocked), and writes free the leases
+// that still name this replica but that it no longer holds.
 func (m *Manager) balanceLocked(now time.Time, fair int) (release []write, acquire []write) {
 	var owned []*lease
 	for _, l := range m.leases {
@@ -575,8 +575,28 @@ func (m *Manager) balanceLocked(now time.Time, fair int) (release []write, acqui
 		}
 	}
 	want := fair - min(len(owned), fair)
+	acquire = m.toAcquireLocked(now, want)
+	// A lease the store still names this replica for, which it no longer holds (a renewal
+	// answered 412 without a change, or a lapse) and does not take up again, is written
+	// free: every other replica sees it held, and would wait a lease duration before
+	// taking it, while nobody works its keys.
+	taking := map[*lease]bool{}
+	for _, w := range acquire {
+		taking[w.lease] = true
+	}
+	for _, l := range m.leases {
+		if !l.held && l.exists && l.seen.holder == m.cfg.Identity && !taking[l] {
+			release = append(release, write{lease: l, etag: l.seen.etag})
+		}
+	}
+	return release, acquire
+}
+
+// toAcquireLocked picks, from an offset of this replica's own, up to want shards to take:
+// free ones first, then those seen unchanged for a lease duration.
+func (m *Manager) toAcquireLocked(now time.Time, want int) []write {
 	if want == 0 {
-		return release, nil
+		return nil
 	}
 	offset := Of(m.cfg.Identity, m.cfg.Shards)
 	var free, expired []write
@@ -594,8 +614,8 @@ func (m *Manager) balanceLocked(now time.Time, fair int) (release []write, acqui
 			expired = append(expired, write{lease: l, etag: l.seen.etag})
 		}
 	}
-	acquire = append(free, expired...)
-	return release, acquire[:min(want, len(acquire))]
+	acquire := append(free, expired...)
+	return acquire[:min(want, len(acquire))]
 }
 
 // handBack writes each drained shard's lease free, so a successor takes it at once.

@@ -209,6 +209,67 @@ func TestAHandBackRefusedWithoutAChangeIsWrittenAgain(t *testing.T) {
 	assert.Len(t, b.Owned(), DefaultShards/2, "b took the handed-back shards without waiting for their leases to expire")
 }
 
+// A renewal refused without a change ends the lease here (another replica may have taken
+// it), but the document still names this replica: unless the replica takes it up again or
+// writes it free, every other replica waits a lease duration before taking it, and its
+// keys are worked by nobody meanwhile.
+func TestALeaseLostWithoutAChangeIsNotLeftToNobody(t *testing.T) {
+	clock := newTestClock()
+	leases := memory.New().Container(DefaultLeaseContainer)
+	refusing := &refusingRenewal{Container: leases, shard: "shard-014", holder: "a"}
+	a, b := newManager(t, refusing, clock, "a"), newManager(t, leases, clock, "b")
+	round(t, clock, "a alone", a)
+	require.Len(t, a.Owned(), DefaultShards)
+
+	// b's heartbeat is written, and a hears of it on the round where its renewal fails:
+	// it is then at its fair share without the lost lease.
+	round(t, clock, "b joins", a, b)
+	refusing.arm()
+	for i := range 4 {
+		round(t, clock, fmt.Sprintf("a renews with b there, round %d", i), a, b)
+	}
+	require.True(t, refusing.fired(), "a renewal of shard-014 was refused")
+	assert.Len(t, a.Owned(), DefaultShards/2)
+	assert.Len(t, b.Owned(), DefaultShards/2, "b did not have to wait for the lease a lost to expire")
+}
+
+// refusingRenewal, once armed, fails the next renewal batch (so that each lease is written
+// alone) and answers the renewal of one shard 412 without writing it.
+type refusingRenewal struct {
+	database.Container
+	shard, holder string
+	mu            sync.Mutex
+	armed, done   bool
+}
+
+func (c *refusingRenewal) arm() { c.mu.Lock(); c.armed = true; c.mu.Unlock() }
+
+func (c *refusingRenewal) fired() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.done }
+
+func (c *refusingRenewal) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
+	c.mu.Lock()
+	fail := c.armed && !c.done
+	c.mu.Unlock()
+	if fail {
+		return nil, errUnreachable
+	}
+	return c.Container.Batch(ctx, pk, ops)
+}
+
+func (c *refusingRenewal) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+	var d leaseDoc
+	c.mu.Lock()
+	refuse := c.armed && !c.done && id == c.shard && json.Unmarshal(body, &d) == nil && d.HolderIdentity == c.holder
+	if refuse {
+		c.done = true
+	}
+	c.mu.Unlock()
+	if refuse {
+		return database.Item{}, fmt.Errorf("replace %s: %w", id, database.ErrPreconditionFailed)
+	}
+	return c.Container.Replace(ctx, pk, id, body, ifMatch)
+}
+
 // refusingHandBacks answers the first hand-back of each shard (a Replace that frees the
 // lease) 412 without writing it, as the emulator's injected 412s do.
 type refusingHandBacks struct {
