@@ -35,7 +35,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.SlowRate, "slow-rate", c.SlowRate, "Share of document requests the emulator slows by --slow-latency")
 	fs.DurationVar(&c.SlowLatency, "slow-latency", c.SlowLatency, "Latency added to the slowed requests")
 	fs.Float64Var(&c.ClusterServiceFailureRate, "cluster-service-failure-rate", c.ClusterServiceFailureRate, "Share of Cluster Service cluster requests answered 503")
-	fs.DurationVar(&c.FaultDuration, "fault-duration", c.FaultDuration, "Least time the faults stay on, from the first cluster's creation")
+	fs.DurationVar(&c.FaultDuration, "fault-duration", c.FaultDuration, "Least time the faults stay on, from the creation of the clusters after cluster 1 (which lands alone first)")
 	fs.IntVar(&c.Kills, "kills", c.Kills, "Times a backend replica is killed with SIGKILL and restarted, replicas in turn")
 	fs.DurationVar(&c.KillEvery, "kill-every", c.KillEvery, "Time between kills")
 	fs.Float64Var(&c.Headroom, "headroom", c.Headroom, "The MCs' ceilings add up to about this many times what the clusters cost (0 nodes only); below 1 demand exceeds capacity")

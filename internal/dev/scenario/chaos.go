@@ -31,8 +31,9 @@ type ChaosOptions struct {
 	SlowLatency time.Duration
 	// ClusterServiceFailureRate of Cluster Service's cluster requests answer 503.
 	ClusterServiceFailureRate float64
-	// FaultDuration is how long the faults stay on at least, from the first creation;
-	// longer when the creations or the kills take longer.
+	// FaultDuration is how long the faults stay on at least, from the first creation of
+	// the clusters after cluster 1 (which lands alone, under the faults too); longer when
+	// the creations or the kills take longer.
 	FaultDuration time.Duration
 	// Kills is how many times a backend replica is killed (SIGKILL) and restarted,
 	// one every KillEvery, replicas in turn.
@@ -397,7 +398,7 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 			return report, err
 		}
 	}
-	faultsOn := time.Now()
+	injected := time.Now()
 	s.progressf("faults on for at least %s: emulator 412 %.0f%%, 429 %.0f%%, 503 %.0f%%, +%s on %.0f%%; Cluster Service 503 %.0f%%; %d backend kills, one every %s",
 		c.FaultDuration, 100*c.Rate412, 100*c.Rate429, 100*c.Rate503, c.SlowLatency, 100*c.SlowRate, 100*c.ClusterServiceFailureRate, c.Kills, c.KillEvery)
 
@@ -421,6 +422,13 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 	if err := r.cordon(ctx, c.ManagementClusters, true); err != nil {
 		return report, err
 	}
+	if err := r.landMisplaced(ctx); err != nil {
+		return report, err
+	}
+	// The fault window, the kills and the disturbances count from the first creation of
+	// the rest, as they did before cluster 1 was created alone: started with cluster 1,
+	// they found fewer clusters in flight, and Cluster Service's 503s hit as few as none.
+	faultsOn := time.Now()
 	killed := make(chan error, 1)
 	bg.Go(func() { killed <- s.killBackends(bgCtx, c.Kills, c.KillEvery) })
 	disturbed := make(chan error, 1)
@@ -431,9 +439,6 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 	seeded := make(chan error, 1)
 	bg.Go(func() { seeded <- r.seedServiceProviderClusters(seedCtx) })
 
-	if err := r.landMisplaced(ctx); err != nil {
-		return report, err
-	}
 	if err := s.createClusters(ctx, 2); err != nil {
 		return report, err
 	}
@@ -469,7 +474,7 @@ func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {
 		return report, err
 	}
 	s.region.cs.ClearFaults()
-	report.FaultsOn = time.Since(faultsOn)
+	report.FaultsOn = time.Since(injected)
 	s.progressf("[%6.1fs] faults off after %.1fs; waiting for every cluster to be placed and observed or to wait for capacity", r.since().Seconds(), report.FaultsOn.Seconds())
 
 	settleErr := r.settle(ctx)
