@@ -195,7 +195,9 @@ func TestAShardIsHandedBackOnlyOnceItsClaimsAreReleased(t *testing.T) {
 func TestAHandBackRefusedWithoutAChangeIsWrittenAgain(t *testing.T) {
 	clock := newTestClock()
 	leases := memory.New().Container(DefaultLeaseContainer)
-	refusing := &refusingHandBacks{Container: leases, refused: map[string]bool{}}
+	// Hand-backs: a shard's lease written free.
+	refusing := newRefusingLeases(leases, false, func(_ string, d leaseDoc) bool { return d.Kind == kindShard && d.HolderIdentity == "" })
+	refusing.arm()
 	a, b := newManager(t, refusing, clock, "a"), newManager(t, leases, clock, "b")
 	round(t, clock, "a alone", a)
 	require.Len(t, a.Owned(), DefaultShards)
@@ -216,7 +218,8 @@ func TestAHandBackRefusedWithoutAChangeIsWrittenAgain(t *testing.T) {
 func TestALeaseLostWithoutAChangeIsNotLeftToNobody(t *testing.T) {
 	clock := newTestClock()
 	leases := memory.New().Container(DefaultLeaseContainer)
-	refusing := &refusingRenewal{Container: leases, shard: "shard-014", holder: "a"}
+	// A renewal of shard 14 by a, written alone.
+	refusing := newRefusingLeases(leases, true, func(id string, d leaseDoc) bool { return id == "shard-014" && d.HolderIdentity == "a" })
 	a, b := newManager(t, refusing, clock, "a"), newManager(t, leases, clock, "b")
 	round(t, clock, "a alone", a)
 	require.Len(t, a.Owned(), DefaultShards)
@@ -228,27 +231,32 @@ func TestALeaseLostWithoutAChangeIsNotLeftToNobody(t *testing.T) {
 	for i := range 4 {
 		round(t, clock, fmt.Sprintf("a renews with b there, round %d", i), a, b)
 	}
-	require.True(t, refusing.fired(), "a renewal of shard-014 was refused")
+	require.Contains(t, refusing.refusedIDs(), "shard-014", "a renewal of shard-014 was refused")
 	assert.Len(t, a.Owned(), DefaultShards/2)
 	assert.Len(t, b.Owned(), DefaultShards/2, "b did not have to wait for the lease a lost to expire")
 }
 
-// refusingRenewal, once armed, fails the next renewal batch (so that each lease is written
-// alone) and answers the renewal of one shard 412 without writing it.
-type refusingRenewal struct {
+// refusingLeases answers 412, without writing it, the first Replace of each lease
+// document that refuse matches, as the emulator's injected 412s do. With splitBatches it
+// fails every renewal batch until it has refused one, so that each lease is written alone.
+type refusingLeases struct {
 	database.Container
-	shard, holder string
-	mu            sync.Mutex
-	armed, done   bool
+	refuse       func(id string, d leaseDoc) bool
+	splitBatches bool
+	mu           sync.Mutex
+	armed        bool
+	refused      map[string]bool
 }
 
-func (c *refusingRenewal) arm() { c.mu.Lock(); c.armed = true; c.mu.Unlock() }
+func newRefusingLeases(c database.Container, splitBatches bool, refuse func(id string, d leaseDoc) bool) *refusingLeases {
+	return &refusingLeases{Container: c, refuse: refuse, splitBatches: splitBatches, refused: map[string]bool{}}
+}
 
-func (c *refusingRenewal) fired() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.done }
+func (c *refusingLeases) arm() { c.mu.Lock(); c.armed = true; c.mu.Unlock() }
 
-func (c *refusingRenewal) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
+func (c *refusingLeases) Batch(ctx context.Context, pk string, ops []database.BatchOperation) ([]database.BatchResult, error) {
 	c.mu.Lock()
-	fail := c.armed && !c.done
+	fail := c.splitBatches && c.armed && len(c.refused) == 0
 	c.mu.Unlock()
 	if fail {
 		return nil, errUnreachable
@@ -256,12 +264,12 @@ func (c *refusingRenewal) Batch(ctx context.Context, pk string, ops []database.B
 	return c.Container.Batch(ctx, pk, ops)
 }
 
-func (c *refusingRenewal) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
+func (c *refusingLeases) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
 	var d leaseDoc
 	c.mu.Lock()
-	refuse := c.armed && !c.done && id == c.shard && json.Unmarshal(body, &d) == nil && d.HolderIdentity == c.holder
+	refuse := c.armed && !c.refused[id] && json.Unmarshal(body, &d) == nil && c.refuse(id, d)
 	if refuse {
-		c.done = true
+		c.refused[id] = true
 	}
 	c.mu.Unlock()
 	if refuse {
@@ -270,29 +278,7 @@ func (c *refusingRenewal) Replace(ctx context.Context, pk, id string, body []byt
 	return c.Container.Replace(ctx, pk, id, body, ifMatch)
 }
 
-// refusingHandBacks answers the first hand-back of each shard (a Replace that frees the
-// lease) 412 without writing it, as the emulator's injected 412s do.
-type refusingHandBacks struct {
-	database.Container
-	mu      sync.Mutex
-	refused map[string]bool
-}
-
-func (c *refusingHandBacks) Replace(ctx context.Context, pk, id string, body []byte, ifMatch string) (database.Item, error) {
-	var d leaseDoc
-	if err := json.Unmarshal(body, &d); err == nil && d.Kind == kindShard && d.HolderIdentity == "" {
-		c.mu.Lock()
-		first := !c.refused[id]
-		c.refused[id] = true
-		c.mu.Unlock()
-		if first {
-			return database.Item{}, fmt.Errorf("replace %s: %w", id, database.ErrPreconditionFailed)
-		}
-	}
-	return c.Container.Replace(ctx, pk, id, body, ifMatch)
-}
-
-func (c *refusingHandBacks) refusedIDs() []string {
+func (c *refusingLeases) refusedIDs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Sorted(maps.Keys(c.refused))

@@ -328,17 +328,15 @@ func (r *chaosRun) landMisplaced(ctx context.Context) error {
 	if err := r.s.createCluster(ctx, 1); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, misplacedWait)
-	defer cancel()
-	for {
-		if c := r.view.snapshot(r.since(), r.kind).clusters[r.misplaced]; c.observed != "" {
-			r.note("%s is on %s, not on %s where it was pinned", path.Base(r.misplaced), c.observed, c.intended)
-			return nil
-		}
-		if !sleepCtx(ctx, r.view.interval) {
-			return fmt.Errorf("the change feeds did not show where Cluster Service put %s within %s", path.Base(r.misplaced), misplacedWait)
-		}
+	var landed clusterState
+	if err := r.waitViewWithin(ctx, "where Cluster Service put "+path.Base(r.misplaced), misplacedWait, func() bool {
+		landed = r.view.snapshot(r.since(), r.kind).clusters[r.misplaced]
+		return landed.observed != ""
+	}); err != nil {
+		return err
 	}
+	r.note("%s is on %s, not on %s where it was pinned", path.Base(r.misplaced), landed.observed, landed.intended)
+	return nil
 }
 
 func (r *chaosRun) run(ctx context.Context) (*ChaosReport, error) {

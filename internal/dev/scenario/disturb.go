@@ -89,12 +89,18 @@ func (r *chaosRun) cordon(ctx context.Context, stamp int, cordoned bool) error {
 	return nil
 }
 
+// waitView polls the run's view until done holds, for at most viewWait.
 func (r *chaosRun) waitView(ctx context.Context, what string, done func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, viewWait)
+	return r.waitViewWithin(ctx, what, viewWait, done)
+}
+
+// waitViewWithin is waitView with a limit of its own.
+func (r *chaosRun) waitViewWithin(ctx context.Context, what string, limit time.Duration, done func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for !done() {
 		if !sleepCtx(ctx, r.view.interval) {
-			return fmt.Errorf("the change feeds did not show %s within %s", what, viewWait)
+			return fmt.Errorf("the change feeds did not show %s within %s", what, limit)
 		}
 	}
 	return nil

@@ -227,9 +227,10 @@ func (s *session) createClusters(ctx context.Context, from int) error {
 	if s.began.IsZero() {
 		s.began = time.Now()
 	}
-	s.progressf("creating %d clusters %s", s.o.Clusters-from+1, map[bool]string{true: "as a burst", false: fmt.Sprintf("at %.1f/s", s.o.Rate)}[s.o.Rate == 0])
+	count := max(s.o.Clusters-from+1, 0)
+	s.progressf("creating %d clusters %s", count, map[bool]string{true: "as a burst", false: fmt.Sprintf("at %.1f/s", s.o.Rate)}[s.o.Rate == 0])
 	next := make(chan int)
-	errs := make(chan error, max(s.o.Clusters-from+1, 0))
+	errs := make(chan error, count)
 	go func() {
 		defer close(next)
 		var tick <-chan time.Time
