@@ -37,6 +37,17 @@ type command struct {
 	opts    verbOptions
 	deps    deps
 	stderr  io.Writer
+	// stops end what the verb started (the region's caches), before the command returns.
+	stops []func()
+}
+
+// stop runs the stops, so that nothing the verb started reads, logs or writes after the
+// command has returned its exit code.
+func (c *command) stop() {
+	for _, s := range c.stops {
+		s()
+	}
+	c.stops = nil
 }
 
 // parseCommandLine finds the verb, then parses the global flags and the verb's own

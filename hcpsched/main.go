@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, d deps) i
 	ctx, cancel := context.WithTimeout(ctx, c.globals.timeout)
 	defer cancel()
 	res, err := v.run(ctx, c, rest)
+	c.stop()
 	if err != nil {
 		return report(stderr, fmt.Errorf("%s: %w", v.name, err))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,4 +182,62 @@ region headroom: 38 SWIFT HA HCPs; per-HCP costs from flags
 	assert.Equal(t, int64(38), report.HeadroomHCPs)
 	require.Len(t, report.ManagementClusters, 3)
 	assert.Equal(t, []string{"51"}, report.ManagementClusters[1].Available)
+}
+
+// The command stops the caches it started before it returns its exit code: a change-feed
+// reader still running would write its warnings into a stderr the caller already read
+// (CI's race detector caught a pump warning of a feed-range read cut short by the stop).
+func TestCommandStopsItsCachesBeforeReturningEmulator(t *testing.T) {
+	r := newTestRegion(t)
+	r.mc(t, "1", 32, 0)
+	feeds := &heldFeedRanges{}
+
+	out, errOut, code := r.cliThrough(t, feeds.wrap, "capacity")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "region headroom")
+	started, returned := feeds.counts()
+	assert.Positive(t, started, "the pumps asked for feed ranges")
+	assert.Equal(t, started, returned, "every feed-range read ended before the command returned")
+	assert.NotContains(t, errOut, "feed ranges failed", "a read cut short by the stop is no failure")
+}
+
+// heldFeedRanges holds every FeedRanges call until its context ends, as a slow Cosmos
+// gateway would hold a pump's first read past the command's listing, and counts the
+// calls that started and those that returned.
+type heldFeedRanges struct {
+	mu                sync.Mutex
+	started, returned int
+}
+
+func (h *heldFeedRanges) wrap(s database.Store) database.Store { return heldFeedRangesStore{s, h} }
+
+func (h *heldFeedRanges) counts() (started, returned int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.started, h.returned
+}
+
+type heldFeedRangesStore struct {
+	database.Store
+	held *heldFeedRanges
+}
+
+func (s heldFeedRangesStore) Container(name string) database.Container {
+	return heldFeedRangesContainer{s.Store.Container(name), s.held}
+}
+
+type heldFeedRangesContainer struct {
+	database.Container
+	held *heldFeedRanges
+}
+
+func (c heldFeedRangesContainer) FeedRanges(ctx context.Context) ([]database.FeedRange, error) {
+	c.held.mu.Lock()
+	c.held.started++
+	c.held.mu.Unlock()
+	<-ctx.Done()
+	c.held.mu.Lock()
+	c.held.returned++
+	c.held.mu.Unlock()
+	return nil, ctx.Err()
 }

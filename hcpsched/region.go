@@ -64,7 +64,8 @@ func (c *command) store(ctx context.Context) (database.Store, error) {
 }
 
 // loadRegion lists the Resources and Fleet containers into the backend's caches and
-// waits until placement's snapshot has parsed every MC. The caches stop with ctx.
+// waits until placement's snapshot has parsed every MC. The caches stop with ctx, or
+// when the command stops, which waits for them.
 func (c *command) loadRegion(ctx context.Context) (*region, error) {
 	store, err := c.store(ctx)
 	if err != nil {
@@ -82,6 +83,11 @@ func (c *command) loadRegion(ctx context.Context) (*region, error) {
 	}
 	// Registered before Start: the verbs read SPCs too.
 	caches.ServiceProviderClusters()
+	ctx, cancel := context.WithCancel(ctx)
+	c.stops = append(c.stops, func() {
+		cancel()
+		factory.Shutdown()
+	})
 	factory.Start(ctx)
 	if !factory.WaitForCacheSync(ctx) || !cache.WaitForCacheSync(ctx.Done(), snapshot.HasSynced) {
 		return nil, fmt.Errorf("listing the region's documents did not finish within --timeout %s: %w", c.globals.timeout, context.Cause(ctx))

@@ -140,6 +140,8 @@ type Factory struct {
 	overlays  map[string]*assumed
 	documents map[string]Documents
 	started   bool
+	// running counts the goroutines Start started, for Shutdown.
+	running sync.WaitGroup
 }
 
 // NewFactory prepares informers over store. Nothing runs until Start.
@@ -300,7 +302,7 @@ func feedStamps(body []byte) (lsn, ts int64, err error) {
 	return out[0], out[1], nil
 }
 
-// Start runs every pump and informer until ctx ends.
+// Start runs every pump and informer until ctx ends; Shutdown waits for them to stop.
 func (f *Factory) Start(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -312,11 +314,18 @@ func (f *Factory) Start(ctx context.Context) {
 	for _, p := range f.pumps {
 		// A pump that never completes a poll is stalled from its start.
 		p.markPolled(now)
-		go p.Run(ctx)
+		f.running.Go(func() { p.Run(ctx) })
 	}
 	for _, inf := range f.informers {
-		go inf.Run(ctx.Done())
+		f.running.Go(func() { inf.Run(ctx.Done()) })
 	}
+}
+
+// Shutdown blocks until every pump and informer Start started has returned, which they
+// do once Start's ctx ends: a process that must not read, log or write after it stops
+// (a command line returning its exit code) cancels that ctx, then calls Shutdown.
+func (f *Factory) Shutdown() {
+	f.running.Wait()
 }
 
 // WaitForCacheSync blocks until every informer has listed once, or ctx ends.

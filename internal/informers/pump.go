@@ -163,6 +163,10 @@ func (p *Pump) feedRanges(ctx context.Context) []database.FeedRange {
 		if err == nil {
 			return ranges
 		}
+		if ctx.Err() != nil {
+			// Stopped, not failed: a read cut short by the stop is nothing to warn of.
+			return nil
+		}
 		p.metrics.feedErrors.WithLabelValues(p.container.Name()).Inc()
 		p.logger.Warn("reading feed ranges failed; retrying", "error", err)
 		select {

@@ -168,7 +168,11 @@ func (k *Kit) Container(name string) database.Container { return k.Store.Contain
 func (k *Kit) Start(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	// Stopped and waited for, so no reader of one test runs on into the next.
+	t.Cleanup(func() {
+		cancel()
+		k.Factory.Shutdown()
+	})
 	k.Factory.Start(ctx)
 	require.True(t, k.Factory.WaitForCacheSync(t.Context()), "caches did not sync")
 	require.True(t, cache.WaitForCacheSync(t.Context().Done(), k.Synced...), "what is built on the caches did not sync")
