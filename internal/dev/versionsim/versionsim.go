@@ -114,6 +114,7 @@ func New(cfg Config) (*Simulator, error) {
 }
 
 // Run fills the simulator's caches from the store and writes versions until ctx ends.
+// It returns once its caches have stopped, so nothing of it logs after.
 func (s *Simulator) Run(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	opts := s.cfg.Informers
@@ -151,6 +152,11 @@ func (s *Simulator) Run(ctx context.Context) error {
 			return fmt.Errorf("versionsim: %w", err)
 		}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		f.Shutdown()
+	}()
 	f.Start(ctx)
 	if !f.WaitForCacheSync(ctx) {
 		if ctx.Err() != nil {
